@@ -1,0 +1,53 @@
+/** Status badges for runs, providers, tokens and crons. */
+import { Badge } from '@shopify/polaris';
+
+type Tone = 'success' | 'critical' | 'warning' | 'attention' | 'info' | 'new' | undefined;
+
+export const RUN_STATUSES = ['pending', 'running', 'sleeping', 'completed', 'failed', 'canceled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const ACTIVE_STATUSES: readonly string[] = ['pending', 'running', 'sleeping'];
+
+const RUN_TONE: Record<string, Tone> = {
+  pending: 'attention',
+  running: 'info',
+  sleeping: 'new',
+  completed: 'success',
+  failed: 'critical',
+  canceled: undefined,
+};
+
+export function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+export function RunStatusBadge({ status }: { status: string }) {
+  const active = ACTIVE_STATUSES.includes(status);
+  return (
+    <Badge tone={RUN_TONE[status]} progress={active ? 'partiallyComplete' : status === 'completed' ? 'complete' : undefined}>
+      {capitalize(status)}
+    </Badge>
+  );
+}
+
+const PROVIDER_TONE: Record<string, Tone> = { Connected: 'success', Error: 'critical', Configured: 'info', 'Not configured': 'attention' };
+
+export function ProviderStatusBadge({ status }: { status: string }) {
+  return <Badge tone={PROVIDER_TONE[status]}>{status}</Badge>;
+}
+
+const TOKEN_TONE: Record<string, Tone> = { active: 'success', disabled: 'warning', revoked: 'critical', expired: 'attention' };
+
+export function TokenStatusBadge({ status }: { status: string }) {
+  return <Badge tone={TOKEN_TONE[status]}>{capitalize(status)}</Badge>;
+}
+
+const RISK_TONE: Record<string, Tone> = { low: 'success', medium: 'attention', high: 'critical', critical: 'critical' };
+
+export function RiskBadge({ risk }: { risk: string }) {
+  return <Badge tone={RISK_TONE[risk] ?? 'info'}>{`${capitalize(risk)} risk`}</Badge>;
+}
+
+export function LevelBadge({ level }: { level: string }) {
+  const tone: Tone = level === 'error' ? 'critical' : level === 'warn' ? 'warning' : 'info';
+  return <Badge tone={tone}>{level}</Badge>;
+}

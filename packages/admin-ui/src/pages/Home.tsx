@@ -1,0 +1,177 @@
+/** Home: runs by status over the last 24 hours, recent failures, provider status, next cron fires. */
+import { BlockStack, Card, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
+import { ProviderStatusBadge, RUN_STATUSES, RunStatusBadge } from '../components/badges.tsx';
+import { Empty, ErrorBanner, LoadingCard } from '../components/states.tsx';
+import { pageEnabled, useShell } from '../lib/context.tsx';
+import { formatDateTime, formatRelative, shortId } from '../lib/format.ts';
+import { RouterLink } from '../lib/router.tsx';
+import { useApi } from '../lib/useApi.ts';
+import type { Cron } from './Crons.tsx';
+import type { Provider } from './Providers.tsx';
+
+interface HomeSummary {
+  since: string;
+  counts: Record<string, number>;
+  total: number;
+  recentFailures: { id: string; flowName: string; finishedAt: string | null; createdAt: string; errorSummary: string | null }[];
+}
+
+function RunsSection() {
+  const res = useApi<HomeSummary>('/api/home');
+  if (res.error && !res.data) return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
+  if (!res.data) return <LoadingCard label="run counts" />;
+  const { counts, total, recentFailures } = res.data;
+  const sinceDay = new Date(res.data.since);
+  const fromParam = `${sinceDay.getFullYear()}-${String(sinceDay.getMonth() + 1).padStart(2, '0')}-${String(sinceDay.getDate()).padStart(2, '0')}`;
+  return (
+    <BlockStack gap="400">
+      <Card>
+        <BlockStack gap="300">
+          <InlineStack align="space-between">
+            <Text as="h2" variant="headingMd">
+              Runs in the last 24 hours
+            </Text>
+            <Text as="span" tone="subdued">{`${total} in total`}</Text>
+          </InlineStack>
+          <div className="stat-grid">
+            {RUN_STATUSES.map((status) => (
+              <RouterLink key={status} url={`/runs?status=${status}&from=${fromParam}`} aria-label={`${counts[status] ?? 0} ${status} runs in the last 24 hours`} data-status={status}>
+                <Card background="bg-surface-secondary">
+                  <BlockStack gap="100">
+                    <Text as="p" variant="headingXl">
+                      {String(counts[status] ?? 0)}
+                    </Text>
+                    <RunStatusBadge status={status} />
+                  </BlockStack>
+                </Card>
+              </RouterLink>
+            ))}
+          </div>
+        </BlockStack>
+      </Card>
+      <Card>
+        <BlockStack gap="300">
+          <Text as="h2" variant="headingMd">
+            Recent failures
+          </Text>
+          {recentFailures.length === 0 ? (
+            <Text as="p" tone="subdued">
+              No failed runs. All good.
+            </Text>
+          ) : (
+            <ul className="home-list">
+              {recentFailures.map((run) => (
+                <li key={run.id}>
+                  <Link url={`/runs/${run.id}`}>{`${run.flowName} · ${shortId(run.id)}`}</Link>{' '}
+                  <Text as="span" tone="subdued">
+                    {formatRelative(run.finishedAt ?? run.createdAt)}
+                  </Text>
+                  {run.errorSummary ? (
+                    <Text as="p" tone="critical" truncate>
+                      {run.errorSummary}
+                    </Text>
+                  ) : null}
+                </li>
+              ))}
+            </ul>
+          )}
+          <Link url="/runs?status=failed">All failed runs</Link>
+        </BlockStack>
+      </Card>
+    </BlockStack>
+  );
+}
+
+function ProvidersSection() {
+  const res = useApi<{ providers: Provider[] }>('/api/providers');
+  if (res.error && !res.data) return <ErrorBanner error={res.error} title="Providers could not be loaded" onRetry={() => void res.reload()} />;
+  if (!res.data) return <LoadingCard label="providers" />;
+  return (
+    <Card>
+      <BlockStack gap="300">
+        <Text as="h2" variant="headingMd">
+          Providers
+        </Text>
+        {res.data.providers.length === 0 ? (
+          <Text as="p" tone="subdued">
+            This app defines no providers.
+          </Text>
+        ) : (
+          <ul className="home-list">
+            {res.data.providers.map((p) => (
+              <li key={p.name}>
+                <InlineStack align="space-between" blockAlign="center">
+                  <Link url="/providers">{p.name}</Link>
+                  <ProviderStatusBadge status={p.status} />
+                </InlineStack>
+              </li>
+            ))}
+          </ul>
+        )}
+      </BlockStack>
+    </Card>
+  );
+}
+
+function CronsSection() {
+  const res = useApi<{ crons: Cron[] }>('/api/crons');
+  if (res.error && !res.data) return <ErrorBanner error={res.error} title="Crons could not be loaded" onRetry={() => void res.reload()} />;
+  if (!res.data) return <LoadingCard label="crons" />;
+  const next = res.data.crons
+    .filter((c) => c.nextRunAt && c.enabled && (c.targeted || c.shops === 'global'))
+    .sort((a, b) => (a.nextRunAt! < b.nextRunAt! ? -1 : 1))
+    .slice(0, 5);
+  return (
+    <Card>
+      <BlockStack gap="300">
+        <Text as="h2" variant="headingMd">
+          Next cron fires
+        </Text>
+        {next.length === 0 ? (
+          <Text as="p" tone="subdued">
+            Nothing scheduled for this shop.
+          </Text>
+        ) : (
+          <ul className="home-list">
+            {next.map((cron) => (
+              <li key={cron.key}>
+                <Link url="/crons">{cron.name}</Link>{' '}
+                <Text as="span" tone="subdued">
+                  <span title={formatDateTime(cron.nextRunAt)}>{formatRelative(cron.nextRunAt)}</span>
+                  {` · ${cron.description ?? cron.schedule}`}
+                </Text>
+              </li>
+            ))}
+          </ul>
+        )}
+      </BlockStack>
+    </Card>
+  );
+}
+
+export function HomePage() {
+  const { pages, shop } = useShell();
+  const flows = pageEnabled(pages, 'flows');
+  const providers = pageEnabled(pages, 'providers');
+  const crons = pageEnabled(pages, 'crons');
+  return (
+    <Page title="Home" subtitle={shop}>
+      <Layout>
+        <Layout.Section>{flows ? <RunsSection /> : <Card><Empty heading="Flows are turned off for this app" /></Card>}</Layout.Section>
+        <Layout.Section variant="oneThird">
+          <BlockStack gap="400">
+            {providers ? <ProvidersSection /> : null}
+            {crons ? <CronsSection /> : null}
+            {!providers && !crons ? (
+              <Card>
+                <Text as="p" tone="subdued">
+                  No providers or crons pages for this app.
+                </Text>
+              </Card>
+            ) : null}
+          </BlockStack>
+        </Layout.Section>
+      </Layout>
+    </Page>
+  );
+}

@@ -1,0 +1,168 @@
+/** MCP: the tokens of this shop, the endpoint, and token creation (permission picker, expiry, secret shown once). */
+import { Banner, BlockStack, Card, ChoiceList, IndexTable, Layout, Link, Modal, Page, Text, TextField } from '@shopify/polaris';
+import { useState } from 'react';
+import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
+import { ApiError, api, errorMessage } from '../lib/api.ts';
+import { useShell } from '../lib/context.tsx';
+import { formatDateTime, formatRelative } from '../lib/format.ts';
+import { useRouter } from '../lib/router.tsx';
+import { useApi } from '../lib/useApi.ts';
+import { type Capabilities, EXPIRY_CHOICES, type McpToken, PermissionPicker, SecretModal, TokenStatus, mcpEndpoint } from './mcpParts.tsx';
+
+function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: Capabilities; onClose(): void; onCreated(token: McpToken, secret: string): void }) {
+  const [name, setName] = useState('');
+  const [permissions, setPermissions] = useState<string[]>([]);
+  const [expiry, setExpiry] = useState('90');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [failure, setFailure] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+
+  async function submit() {
+    const found: Record<string, string> = {};
+    if (!name.trim()) found.name = 'Give the token a name';
+    setErrors(found);
+    if (Object.keys(found).length) return;
+    setSending(true);
+    setFailure(null);
+    try {
+      const choice = EXPIRY_CHOICES.find((c) => c.value === expiry)!;
+      const answer = await api<{ token: McpToken; secret: string }>('/api/mcp/tokens', { method: 'POST', json: { name: name.trim(), permissions, expiresInDays: choice.days } });
+      onCreated(answer.token, answer.secret);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400 && typeof error.body.field === 'string') setErrors({ [error.body.field]: error.message });
+      else setFailure(errorMessage(error));
+    } finally {
+      setSending(false);
+    }
+  }
+
+  return (
+    <Modal
+      open
+      onClose={onClose}
+      title="Create an MCP token"
+      primaryAction={{ content: 'Create token', onAction: () => void submit(), loading: sending }}
+      secondaryActions={[{ content: 'Cancel', onAction: onClose }]}
+    >
+      <Modal.Section>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            void submit();
+          }}
+        >
+          <BlockStack gap="400">
+            {failure ? (
+              <Banner tone="critical" title="The token was not created">
+                <p>{failure}</p>
+              </Banner>
+            ) : null}
+            <TextField label="Name" value={name} onChange={setName} autoComplete="off" error={errors.name} helpText="Who or what uses it, e.g. “Support assistant”." maxLength={100} />
+            <BlockStack gap="200">
+              <Text as="h3" variant="headingSm">
+                Permissions
+              </Text>
+              <PermissionPicker permissions={capabilities.permissions} selected={permissions} onChange={setPermissions} />
+              {errors.permissions ? <p className="field-error">{errors.permissions}</p> : null}
+            </BlockStack>
+            <ChoiceList
+              title="Expires after"
+              choices={EXPIRY_CHOICES.map((c) => ({ label: c.label, value: c.value }))}
+              selected={[expiry]}
+              onChange={(values) => setExpiry(values[0] ?? '90')}
+              error={errors.expiresInDays ?? errors.expiresAt}
+            />
+          </BlockStack>
+        </form>
+      </Modal.Section>
+    </Modal>
+  );
+}
+
+export function McpPage() {
+  const tokensRes = useApi<{ tokens: McpToken[] }>('/api/mcp/tokens');
+  const capsRes = useApi<Capabilities>('/api/mcp/capabilities');
+  const { toast } = useShell();
+  const { navigate } = useRouter();
+  const [creating, setCreating] = useState(false);
+  const [secret, setSecret] = useState<{ token: McpToken; secret: string } | null>(null);
+
+  const error = tokensRes.error ?? capsRes.error;
+  if (error && !(tokensRes.data && capsRes.data)) return <ErrorPage title="MCP" error={error} onRetry={() => (void tokensRes.reload(), void capsRes.reload())} />;
+  if (!tokensRes.data || !capsRes.data) return <LoadingPage title="MCP" />;
+  const tokens = tokensRes.data.tokens;
+  const caps = capsRes.data;
+
+  return (
+    <Page title="MCP" subtitle="Tokens that let AI clients use this app's tools for this shop." primaryAction={{ content: 'Create token', onAction: () => setCreating(true) }}>
+      <Layout>
+        {!caps.enabled ? (
+          <Layout.Section>
+            <Banner tone="warning" title="The MCP endpoint is turned off">
+              <p>This app sets mcp.enabled to false: tokens can be managed but the endpoint answers no calls.</p>
+            </Banner>
+          </Layout.Section>
+        ) : null}
+        <Layout.Section>
+          <Card>
+            <BlockStack gap="100">
+              <Text as="h2" variant="headingMd">
+                Endpoint
+              </Text>
+              <Text as="p">
+                <span className="mono">{mcpEndpoint()}</span> — JSON-RPC over POST with <span className="mono">Authorization: Bearer &lt;token secret&gt;</span>.
+              </Text>
+              <Text as="p" tone="subdued">
+                {`${caps.tools.length} tools available; each needs the permissions shown on its token.`}
+              </Text>
+            </BlockStack>
+          </Card>
+        </Layout.Section>
+        <Layout.Section>
+          <Card padding="0">
+            <IndexTable
+              resourceName={{ singular: 'token', plural: 'tokens' }}
+              itemCount={tokens.length}
+              selectable={false}
+              loading={tokensRes.loading}
+              emptyState={<Empty heading="No tokens yet">Create a token to connect an AI client to this shop.</Empty>}
+              headings={[{ title: 'Name' }, { title: 'Status' }, { title: 'Permissions' }, { title: 'Expires' }, { title: 'Last used' }, { title: 'Fingerprint' }]}
+            >
+              {tokens.map((token, index) => (
+                <IndexTable.Row id={token.id} key={token.id} position={index} onClick={() => navigate(`/mcp-tokens/${token.id}`)}>
+                  <IndexTable.Cell>
+                    <Link url={`/mcp-tokens/${token.id}`} dataPrimaryLink removeUnderline>
+                      {token.name}
+                    </Link>
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <TokenStatus token={token} />
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>{token.permissions.length === 0 ? 'None' : token.permissions.join(', ')}</IndexTable.Cell>
+                  <IndexTable.Cell>{token.expiresAt ? <span title={formatDateTime(token.expiresAt)}>{formatRelative(token.expiresAt)}</span> : 'Never'}</IndexTable.Cell>
+                  <IndexTable.Cell>{token.lastUsedAt ? <span title={formatDateTime(token.lastUsedAt)}>{formatRelative(token.lastUsedAt)}</span> : 'Never'}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <span className="mono">{token.fingerprint}</span>
+                  </IndexTable.Cell>
+                </IndexTable.Row>
+              ))}
+            </IndexTable>
+          </Card>
+        </Layout.Section>
+      </Layout>
+      {creating ? (
+        <CreateTokenModal
+          capabilities={caps}
+          onClose={() => setCreating(false)}
+          onCreated={(token, value) => {
+            setCreating(false);
+            setSecret({ token, secret: value });
+            toast(`Token ${token.name} created`);
+            void tokensRes.reload();
+          }}
+        />
+      ) : null}
+      {secret ? <SecretModal title={`Token “${secret.token.name}” created`} secret={secret.secret} onClose={() => setSecret(null)} /> : null}
+    </Page>
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * `defineApp(base)` → builder; `builder.defineConfig(config)` → the configured instance that
+ * `service.config.ts` exports by default.
+ */
+import { DEFAULT_PAGES, DEFAULT_RETRY_POLICY, DEFAULT_WORKER } from './defaults.ts';
+import { defineFlow } from './define.ts';
+import type {
+  AppBase,
+  AppConfigInput,
+  DispatchOptions,
+  DispatchResult,
+  FlowDefinition,
+  FlowsMap,
+  PageKey,
+  PageMode,
+  ProvidersMap,
+  ResolvedConfig,
+  Schema,
+  TypedDispatchOptions,
+} from './types.ts';
+import { validateConfig } from './validate.ts';
+
+export type Dispatcher = (options: DispatchOptions) => Promise<DispatchResult>;
+
+const MERCATO_INSTANCE = Symbol.for('mercato.instance');
+
+export interface MercatoInstance<F extends FlowsMap = FlowsMap, P extends ProvidersMap = ProvidersMap> {
+  readonly [MERCATO_INSTANCE]: true;
+  /** The validated config with every default filled in. */
+  readonly config: ResolvedConfig<F, P>;
+  /** Enqueue a run: `flowName` is a registered key and `input` is typed by that flow. */
+  dispatchFlow<K extends keyof F & string>(options: TypedDispatchOptions<F, K>): Promise<DispatchResult>;
+  /** Used by the runtime: connects `dispatchFlow` to a running database. Returns a function that disconnects. */
+  bindDispatcher(dispatcher: Dispatcher): () => void;
+}
+
+export interface AppBuilder<P extends ProvidersMap> {
+  readonly base: AppBase<P>;
+  /** `defineFlow` whose `ctx.providers` is typed by this app's providers. */
+  defineFlow<const Name extends string, Input extends Schema<any, any>, Output>(
+    flow: FlowDefinition<Name, Input, Output, P>,
+  ): FlowDefinition<Name, Input, Output, P>;
+  defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P>;
+}
+
+export function isMercatoInstance(value: unknown): value is MercatoInstance {
+  return typeof value === 'object' && value !== null && (value as any)[MERCATO_INSTANCE] === true;
+}
+
+export function resolvePages(...layers: Array<Partial<Record<string, unknown>> | undefined>): Record<PageKey, PageMode> {
+  const pages = { ...DEFAULT_PAGES } as Record<PageKey, PageMode>;
+  for (const layer of layers) if (layer) Object.assign(pages, layer);
+  return pages;
+}
+
+export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(base: AppBase<P>, config: AppConfigInput<F>): ResolvedConfig<F, P> {
+  return {
+    providers: (base.providers ?? {}) as P,
+    flows: config.flows ?? ({} as F),
+    shopify: config.shopify ?? {},
+    functions: config.functions ?? {},
+    mcp: {
+      enabled: config.mcp?.enabled ?? true,
+      crossShopAccess: config.mcp?.crossShopAccess ?? false,
+      permissions: config.mcp?.permissions ?? {},
+      tools: config.mcp?.tools ?? {},
+      resources: config.mcp?.resources ?? {},
+    },
+    webhooks: config.webhooks ?? {},
+    crons: config.crons ?? [],
+    experimental: { customPages: config.experimental?.customPages ?? false },
+    pages: resolvePages(base.pages, config.pages),
+    worker: { ...DEFAULT_WORKER, ...definedOnly(config.worker) },
+    retryPolicy: { ...DEFAULT_RETRY_POLICY, ...definedOnly(config.retryPolicy) },
+    onError: config.onError,
+  };
+}
+
+function definedOnly<T extends object>(value: T | undefined): Partial<T> {
+  if (!value || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export function defineApp<const P extends ProvidersMap = {}>(base: AppBase<P> = {}): AppBuilder<P> {
+  return {
+    base,
+    defineFlow: (flow) => defineFlow(flow),
+    defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P> {
+      validateConfig(base, config); // throws ConfigError listing every problem
+      const resolved = resolveConfig(base, config);
+      let dispatcher: Dispatcher | undefined;
+      return {
+        [MERCATO_INSTANCE]: true,
+        config: resolved,
+        dispatchFlow(options) {
+          if (!dispatcher) {
+            return Promise.reject(new Error('dispatchFlow: the Mercato runtime is not running in this process (start it with `mercato dev`, `mercato start` or createRuntime())'));
+          }
+          return dispatcher(options as DispatchOptions);
+        },
+        bindDispatcher(next) {
+          dispatcher = next;
+          return () => {
+            if (dispatcher === next) dispatcher = undefined;
+          };
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { PageKey, PageMode, RetryPolicy, WorkerConfig } from './types.ts';
+
+export const DEFAULT_WORKER: Readonly<WorkerConfig> = Object.freeze({
+  concurrency: 5,
+  pollIntervalMs: 1000,
+  pollMaxIntervalMs: 5000,
+  pollBackoffCoefficient: 1.5,
+  leaseDurationMs: 30000,
+});
+
+/** Our design (the spec leaves it open); documented in docs/configuration.md. */
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 3,
+  initialIntervalMs: 1000,
+  backoffCoefficient: 2,
+  maxIntervalMs: 60000,
+});
+
+export const DEFAULT_PAGES: Readonly<Record<PageKey, PageMode>> = Object.freeze({
+  flows: 'visible',
+  providers: 'visible',
+  crons: 'visible',
+  functions: 'visible',
+  mcp: 'visible',
+});

@@ -1,0 +1,193 @@
+/**
+ * The process environment, read once at start-up. Names, defaults, validation and resolution order are listed in
+ * docs/environment.md. Every problem is collected and reported together in one ConfigError; values of secret
+ * variables (ENCRYPTION_KEY, ENCRYPTION_KEY_PREVIOUS, DATABASE_URL) never appear in a message.
+ */
+import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
+import pino from 'pino';
+import { ConfigError } from './validate.ts';
+
+export type RunMode = 'dev' | 'start' | 'worker' | 'migrate' | 'check' | 'test';
+
+export interface RuntimeEnv {
+  nodeEnv: string;
+  /** NODE_ENV=production. */
+  production: boolean;
+  port: number;
+  /** Interface to bind (HOST is the public URL, not this). Default 0.0.0.0 in start, 127.0.0.1 in dev. */
+  bindAddress: string;
+  /** PostgreSQL connection string; unset → embedded PGlite. */
+  databaseUrl?: string;
+  /** PGlite data directory (default `<project>/.mercato/db`). */
+  dataDir: string;
+  /** Origin every platform call goes to (the simulator in dev and tests); unset → the shop's own domain over HTTPS. */
+  platformOrigin?: string;
+  /** 64 hex characters. */
+  encryptionKey?: string;
+  /** Older keys, comma-separated, still accepted for decryption during a rotation. */
+  previousEncryptionKeys: string[];
+  logLevel: string;
+}
+
+export const DEFAULT_PORT = 3000;
+export const DEFAULT_LOG_LEVEL = 'info';
+
+/** The levels pino accepts (`silent` turns logging off). */
+export const LOG_LEVELS: readonly string[] = [...Object.keys(pino.levels.values), 'silent'];
+
+const ENCRYPTION_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
+const HOSTNAME_PATTERN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** A variable's value, with surrounding whitespace removed; empty counts as unset. */
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+/** True when `value` is exactly 64 hexadecimal characters (a 32-byte AES-256 key). */
+export function isEncryptionKey(value: string): boolean {
+  return ENCRYPTION_KEY_PATTERN.test(value);
+}
+
+function parsePort(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined) return DEFAULT_PORT;
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65535) {
+    problems.push(`PORT: ${JSON.stringify(raw)} is not a port number (an integer from 0 to 65535)`);
+    return DEFAULT_PORT;
+  }
+  return port;
+}
+
+function parseBindAddress(raw: string | undefined, mode: RunMode, problems: string[]): string {
+  const fallback = mode === 'dev' || mode === 'test' ? '127.0.0.1' : '0.0.0.0';
+  if (raw === undefined) return fallback;
+  const bare = raw.startsWith('[') && raw.endsWith(']') ? raw.slice(1, -1) : raw;
+  if (isIP(bare) === 0 && !HOSTNAME_PATTERN.test(bare)) {
+    problems.push(`MERCATO_BIND_ADDRESS: ${JSON.stringify(raw)} is neither an IP address nor a host name`);
+    return fallback;
+  }
+  return bare;
+}
+
+function parseDatabaseUrl(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    // The value may hold a password: never echo it.
+    problems.push('DATABASE_URL: must be a postgres:// or postgresql:// connection string (unset it to use the embedded database)');
+    return undefined;
+  }
+  return raw;
+}
+
+function parsePlatformOrigin(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  const valid =
+    url !== undefined &&
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.username === '' &&
+    url.password === '' &&
+    url.pathname === '/' &&
+    url.search === '' &&
+    url.hash === '';
+  if (!valid) {
+    problems.push(`PLATFORM_ORIGIN: ${JSON.stringify(raw)} is not an http(s) origin (scheme, host and optional port, no path), for example http://127.0.0.1:4000`);
+    return undefined;
+  }
+  return url!.origin;
+}
+
+function parseEncryptionKeys(
+  env: NodeJS.ProcessEnv,
+  production: boolean,
+  problems: string[],
+): { encryptionKey?: string; previousEncryptionKeys: string[] } {
+  const key = read(env, 'ENCRYPTION_KEY');
+  let encryptionKey: string | undefined;
+  if (key === undefined) {
+    if (production) {
+      problems.push(
+        'ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes), for example the output of `openssl rand -hex 32`, and keep it across deployments',
+      );
+    }
+  } else if (!isEncryptionKey(key)) {
+    problems.push(`ENCRYPTION_KEY: must be exactly 64 hex characters (32 bytes); the value given has ${key.length} characters${/^[0-9a-fA-F]*$/.test(key) ? '' : ' and is not hexadecimal'}`);
+  } else {
+    encryptionKey = key.toLowerCase();
+  }
+
+  const previousEncryptionKeys: string[] = [];
+  const previousRaw = read(env, 'ENCRYPTION_KEY_PREVIOUS');
+  if (previousRaw !== undefined) {
+    const parts = previousRaw.split(',').map((part) => part.trim());
+    parts.forEach((part, index) => {
+      if (part === '') return;
+      if (!isEncryptionKey(part)) {
+        problems.push(`ENCRYPTION_KEY_PREVIOUS: entry ${index + 1} must be exactly 64 hex characters (32 bytes)`);
+        return;
+      }
+      const normalised = part.toLowerCase();
+      if (normalised !== encryptionKey && !previousEncryptionKeys.includes(normalised)) previousEncryptionKeys.push(normalised);
+    });
+    if (key === undefined && previousEncryptionKeys.length > 0) {
+      problems.push('ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not; previous keys are only used during a rotation to a new ENCRYPTION_KEY');
+    }
+  }
+  return { encryptionKey, previousEncryptionKeys };
+}
+
+function parseLogLevel(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined) return DEFAULT_LOG_LEVEL;
+  const level = raw.toLowerCase();
+  if (!LOG_LEVELS.includes(level)) {
+    problems.push(`LOG_LEVEL: ${JSON.stringify(raw)} is not a log level (one of ${LOG_LEVELS.join(', ')})`);
+    return DEFAULT_LOG_LEVEL;
+  }
+  return level;
+}
+
+/**
+ * Read and validate the environment once at start-up. Throws ConfigError listing every problem.
+ * Platform credentials (PLATFORM_API_KEY, HOST, ...) are resolved by resolvePlatform() in ./platform.ts.
+ */
+export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: string; mode: RunMode }): RuntimeEnv {
+  const problems: string[] = [];
+  const nodeEnv = read(env, 'NODE_ENV') ?? (options.mode === 'test' ? 'test' : 'development');
+  const production = nodeEnv === 'production';
+  const port = parsePort(read(env, 'PORT'), problems);
+  const bindAddress = parseBindAddress(read(env, 'MERCATO_BIND_ADDRESS'), options.mode, problems);
+  const databaseUrl = parseDatabaseUrl(read(env, 'DATABASE_URL'), problems);
+  const dataDirRaw = read(env, 'MERCATO_DATA_DIR');
+  const dataDir = dataDirRaw === undefined ? join(options.projectDir, '.mercato', 'db') : resolve(options.projectDir, dataDirRaw);
+  const platformOrigin = parsePlatformOrigin(read(env, 'PLATFORM_ORIGIN'), problems);
+  const keys = parseEncryptionKeys(env, production, problems);
+  const logLevel = parseLogLevel(read(env, 'LOG_LEVEL'), problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const result: RuntimeEnv = {
+    nodeEnv,
+    production,
+    port,
+    bindAddress,
+    dataDir,
+    previousEncryptionKeys: keys.previousEncryptionKeys,
+    logLevel,
+  };
+  if (databaseUrl !== undefined) result.databaseUrl = databaseUrl;
+  if (platformOrigin !== undefined) result.platformOrigin = platformOrigin;
+  if (keys.encryptionKey !== undefined) result.encryptionKey = keys.encryptionKey;
+  return result;
+}

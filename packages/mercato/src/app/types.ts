@@ -1,0 +1,403 @@
+/**
+ * The configuration contract: every type an app developer writes in `service.config.ts`.
+ * Runtime behaviour lives in the capability folders; this file only describes shapes.
+ */
+import type { z } from 'zod';
+import type { Database } from '../db/engine.ts';
+
+// ---------------------------------------------------------------------------------------------
+// Shared small types
+
+export type PageKey = 'flows' | 'providers' | 'crons' | 'functions' | 'mcp';
+export const PAGE_KEYS: readonly PageKey[] = ['flows', 'providers', 'crons', 'functions', 'mcp'];
+export type PageMode = 'visible' | 'hidden' | 'disabled';
+export const PAGE_MODES: readonly PageMode[] = ['visible', 'hidden', 'disabled'];
+export type PagesConfig = Partial<Record<PageKey, PageMode>>;
+
+export type RunStatus = 'pending' | 'running' | 'sleeping' | 'completed' | 'failed' | 'canceled';
+export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'sleeping', 'completed', 'failed', 'canceled'];
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'sleeping'];
+
+export type RiskLevel = 'low' | 'medium' | 'high' | 'critical';
+export const RISK_LEVELS: readonly RiskLevel[] = ['low', 'medium', 'high', 'critical'];
+
+export interface RetryPolicy {
+  /** Attempts in total, the first included. */
+  maxAttempts: number;
+  /** Delay before the second attempt. */
+  initialIntervalMs: number;
+  /** Multiplier applied to the delay after each failed attempt. */
+  backoffCoefficient: number;
+  /** Upper bound of the delay. */
+  maxIntervalMs: number;
+}
+
+export interface WorkerConfig {
+  concurrency: number;
+  pollIntervalMs: number;
+  pollMaxIntervalMs: number;
+  pollBackoffCoefficient: number;
+  leaseDurationMs: number;
+}
+
+/** Anything with zod's `safeParse` (a zod schema in practice). */
+export type Schema<Out = unknown, In = Out> = z.ZodType<Out, In>;
+
+// ---------------------------------------------------------------------------------------------
+// Flows
+
+export interface FlowLogger {
+  info(message: string, data?: Record<string, unknown>): Promise<void>;
+  warn(message: string, data?: Record<string, unknown>): Promise<void>;
+  error(message: string, data?: Record<string, unknown>): Promise<void>;
+}
+
+export interface StepOptions {
+  /** Time limit of one execution of the step, in ms. Must be positive. */
+  timeout?: number;
+}
+
+/** A duration: milliseconds, or a string like `30s`, `5m`, `2h`, `1d`. */
+export type Duration = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
+
+export interface DispatchOptions {
+  flowName: string;
+  input?: unknown;
+  shop?: string | null;
+  shopifyApp?: string;
+  retryPolicy?: Partial<RetryPolicy>;
+}
+
+export interface DispatchResult {
+  runId: string;
+  status: 'pending';
+}
+
+/** Connector object of one provider: its methods without their first (config) argument. */
+export type ProviderConnector<P> = P extends ProviderDefinition<any, infer M>
+  ? { [K in keyof M]: M[K] extends (config: any, ...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never }
+  : never;
+
+export type ProviderConnectors<P extends ProvidersMap> = { [K in keyof P]: ProviderConnector<P[K]> };
+
+/** Admin GraphQL client of the run's tenant (comes with the platform capability). */
+export interface AdminGraphqlClient {
+  request<T = any>(query: string, options?: { variables?: Record<string, unknown>; apiVersion?: string; signal?: AbortSignal }): Promise<T>;
+}
+
+export interface FlowContext<P extends ProvidersMap = ProvidersMap> {
+  runId: string;
+  flowName: string;
+  appHandle: string;
+  /** The shop of the run, or null for a global run. */
+  shop: string | null;
+  /** 1 for the first attempt. Sleeps and resumes do not count. */
+  attempt: number;
+  /** Aborts on cancel, timeout, lost lease or worker stop. */
+  signal: AbortSignal;
+  log: FlowLogger;
+  step<T>(name: string, fn: (stepCtx: { signal: AbortSignal; attempt: number }) => Promise<T> | T, options?: StepOptions): Promise<T>;
+  sleep(name: string, duration: Duration): Promise<void>;
+  dispatchFlow(options: DispatchOptions): Promise<DispatchResult>;
+  providers: ProviderConnectors<P>;
+  /** Admin GraphQL for the run's shop; throws for a global run. */
+  admin: AdminGraphqlClient;
+}
+
+export interface FlowConcurrency {
+  /** Maximum active runs per (app, shop, flow). Default 1. */
+  limit: number;
+}
+
+export interface FlowDefinition<Name extends string = string, Input extends Schema<any, any> = Schema<any, any>, Output = unknown, P extends ProvidersMap = any> {
+  name: Name;
+  description?: string;
+  input: Input;
+  /** Time limit of one attempt, in ms. */
+  timeout?: number;
+  retryPolicy?: Partial<RetryPolicy>;
+  /** Maximum active runs per (app, shop, flow): a positive integer (default 1) or `null` for no limit. */
+  concurrency?: number | null;
+  run(ctx: FlowContext<P>, input: z.output<Input>): Promise<Output> | Output;
+}
+
+export type FlowsMap = Record<string, FlowDefinition<string, Schema<any, any>, any, any>>;
+
+export type FlowInput<F> = F extends FlowDefinition<any, infer I, any, any> ? z.input<I> : never;
+
+// ---------------------------------------------------------------------------------------------
+// Providers
+
+export type FieldType = 'text' | 'password' | 'number' | 'select' | 'checkbox';
+export const FIELD_TYPES: readonly FieldType[] = ['text', 'password', 'number', 'select', 'checkbox'];
+
+export interface SelectOption {
+  label: string;
+  value: string;
+}
+
+export interface FieldSpec {
+  type: FieldType;
+  label: string;
+  /** Default true. */
+  required?: boolean;
+  description?: string;
+  /** A schema validator; its transformed (output) value becomes the saved value. */
+  validate?: Schema<any, any>;
+  /** Only for `text`. */
+  placeholder?: string;
+  /** Required for `select`: non-empty, unique values. */
+  options?: readonly SelectOption[];
+}
+
+export type FieldsMap = Record<string, FieldSpec>;
+
+type FieldValue<F extends FieldSpec> = F['type'] extends 'number' ? number : F['type'] extends 'checkbox' ? boolean : string;
+export type ProviderConfigOf<Fields extends FieldsMap> = { [K in keyof Fields]: FieldValue<Fields[K]> };
+
+export interface ProviderDefinition<Fields extends FieldsMap = FieldsMap, Methods extends Record<string, (config: any, ...args: any[]) => any> = Record<string, (config: any, ...args: any[]) => any>> {
+  name: string;
+  description?: string;
+  ui: { fields: Fields };
+  checker?: (args: { config: ProviderConfigOf<Fields>; signal: AbortSignal }) => boolean | Promise<boolean>;
+  transformer?: (args: { data: Record<string, unknown> }) => unknown;
+  methods: Methods;
+}
+
+export type ProvidersMap = Record<string, ProviderDefinition<any, any>>;
+
+// ---------------------------------------------------------------------------------------------
+// Platform functions
+
+/**
+ * The function types (docs/functions.md). The last three have no Admin API mutation on the platform (merchants
+ * activate them in the platform's own settings): they can be defined and listed, and their instance endpoints answer 400.
+ */
+export type FunctionType =
+  | 'discount'
+  | 'cart_transform'
+  | 'delivery_customization'
+  | 'payment_customization'
+  | 'checkout_validation'
+  | 'fulfillment_constraint'
+  | 'order_routing_location_rule'
+  | 'pickup_point_delivery_option_generator'
+  | 'local_pickup_delivery_option_generator';
+export const FUNCTION_TYPES: readonly FunctionType[] = [
+  'discount',
+  'cart_transform',
+  'delivery_customization',
+  'payment_customization',
+  'checkout_validation',
+  'fulfillment_constraint',
+  'order_routing_location_rule',
+  'pickup_point_delivery_option_generator',
+  'local_pickup_delivery_option_generator',
+];
+
+export type DiscountMode = 'automatic' | 'code';
+
+export interface FunctionDefinition {
+  type: FunctionType;
+  /** Unique across the app: the function's extension handle on the platform. */
+  handle: string;
+  title?: string;
+  description?: string;
+  /** Discounts only: which modes instances may use. Default `['automatic']`. */
+  discountModes?: readonly DiscountMode[];
+  /**
+   * The editable configuration stored on each instance, as JSON in the app-owned metafield
+   * `$app` / `function-configuration` (docs/functions.md). Same field specs as providers, except `password`: the
+   * platform stores the metafield in plain text and the function reads it.
+   */
+  fields: FieldsMap;
+  /** Optional per-request authorization: return false to answer 404. */
+  authorize?: (ctx: { appHandle: string; shop: string }) => boolean | Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Webhooks
+
+export interface WebhookContext {
+  appHandle: string;
+  shop: string;
+  topic: string;
+  webhookId: string;
+  /** `X-Shopify-Event-Id`, when the platform sent one. */
+  eventId: string | null;
+  /** `X-Shopify-Triggered-At`, when the platform sent one. */
+  triggeredAt: string | null;
+  /** `X-Shopify-API-Version` of the payload. */
+  apiVersion: string | null;
+  runId: string;
+  /** 1 for the first attempt of the handler's run. */
+  attempt: number;
+  signal: AbortSignal;
+  log: FlowLogger;
+  /** A checkpointed step, as in flows (a retried handler does not redo completed steps). */
+  step: FlowContext['step'];
+  dispatchFlow(options: DispatchOptions): Promise<DispatchResult>;
+  /** Admin GraphQL client of the shop (not usable once the app is uninstalled). */
+  admin: AdminGraphqlClient;
+}
+
+export interface WebhookDefinition<Payload = any> {
+  /** Platform topic, for example `orders/create`. Must equal its key in `webhooks`. */
+  topic: string;
+  description?: string;
+  handler(ctx: WebhookContext, payload: Payload): Promise<void> | void;
+}
+
+export type WebhooksMap = Record<string, WebhookDefinition>;
+
+// ---------------------------------------------------------------------------------------------
+// Crons
+
+export type CronShops = 'global' | 'all' | string | readonly string[];
+
+export type CronEntry<F extends FlowsMap = FlowsMap> = {
+  [K in keyof F & string]: {
+    name?: string;
+    schedule: string;
+    flow: K;
+    input?: FlowInput<F[K]>;
+    shops?: CronShops;
+    /** IANA time zone the schedule is read in. Default `UTC`. */
+    timezone?: string;
+  };
+}[keyof F & string];
+
+// ---------------------------------------------------------------------------------------------
+// MCP
+
+export interface McpPermissionDefinition {
+  label: string;
+  /** Default: the key's namespace. */
+  group?: string;
+  /** Default `medium`. */
+  riskLevel?: RiskLevel;
+  description?: string;
+}
+
+export interface McpToolContext {
+  appHandle: string;
+  shop: string;
+  tokenId: string;
+  permissions: readonly string[];
+  signal: AbortSignal;
+  /** The service's database (raw SQL with drizzle's `sql` template: `await ctx.db.query(sql\`…\`)`); filter by appHandle and shop. */
+  db: Database;
+}
+
+export type McpToolResult =
+  | string
+  | Record<string, unknown>
+  | { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+
+export interface McpToolDefinition {
+  description: string;
+  title?: string;
+  requiredPermissions: readonly string[];
+  riskLevel?: RiskLevel;
+  inputSchema?: Record<string, unknown>;
+  run(ctx: McpToolContext, input: any): Promise<McpToolResult> | McpToolResult;
+}
+
+export interface McpResourceDefinition {
+  name: string;
+  description?: string;
+  mimeType?: string;
+  requiredPermissions: readonly string[];
+  read(ctx: McpToolContext): Promise<string | { text: string; mimeType?: string }> | string | { text: string; mimeType?: string };
+}
+
+export interface McpConfig {
+  /** Default true. */
+  enabled?: boolean;
+  /** Let `service.admin.graphql` and `service.shops.list` reach every shop installed for the token's app. Default false. */
+  crossShopAccess?: boolean;
+  permissions?: Record<string, McpPermissionDefinition>;
+  tools?: Record<string, McpToolDefinition>;
+  /** Keyed by resource URI. */
+  resources?: Record<string, McpResourceDefinition>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Platform (the `shopify` option)
+
+export interface PlatformAppConfig {
+  /** Project-relative TOML path with `client_id` and `application_url`. Mutually exclusive with `apiKey`. */
+  toml?: string;
+  apiKey?: string;
+  apiSecret: string;
+  appUrl?: string;
+}
+
+export interface PlatformConfig {
+  scopes?: string;
+  apps?: Record<string, PlatformAppConfig>;
+  /** Admin API version used when a call names none. Default: the latest stable. */
+  apiVersion?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Experimental
+
+export interface ExperimentalConfig {
+  customPages?: boolean;
+}
+
+export type OnErrorHook = (
+  error: unknown,
+  context?: { runId: string; flowName: string; appHandle: string; shop: string | null; attempt: number; final: boolean },
+) => void | Promise<void>;
+
+// ---------------------------------------------------------------------------------------------
+// The configuration objects
+
+/** What `defineApp(...)` takes: the base definition shared by every config built from it. */
+export interface AppBase<P extends ProvidersMap = ProvidersMap> {
+  providers?: P;
+  pages?: PagesConfig;
+}
+
+/** What `defineConfig(...)` takes. */
+export interface AppConfigInput<F extends FlowsMap = FlowsMap> {
+  flows: F;
+  shopify?: PlatformConfig;
+  functions?: Record<string, FunctionDefinition>;
+  mcp?: McpConfig;
+  webhooks?: WebhooksMap;
+  crons?: readonly CronEntry<F>[];
+  experimental?: ExperimentalConfig;
+  pages?: PagesConfig;
+  worker?: Partial<WorkerConfig>;
+  retryPolicy?: Partial<RetryPolicy>;
+  onError?: OnErrorHook;
+}
+
+/** The config after defaults: every option of the spec present. */
+export interface ResolvedConfig<F extends FlowsMap = FlowsMap, P extends ProvidersMap = ProvidersMap> {
+  providers: P;
+  flows: F;
+  shopify: PlatformConfig;
+  functions: Record<string, FunctionDefinition>;
+  mcp: Required<Pick<McpConfig, 'enabled' | 'crossShopAccess'>> & Required<Pick<McpConfig, 'permissions' | 'tools' | 'resources'>>;
+  webhooks: WebhooksMap;
+  crons: readonly CronEntry<F>[];
+  experimental: Required<ExperimentalConfig>;
+  pages: Record<PageKey, PageMode>;
+  worker: WorkerConfig;
+  retryPolicy: RetryPolicy;
+  onError: OnErrorHook | undefined;
+}
+
+export interface TypedDispatchOptions<F extends FlowsMap, K extends keyof F & string> {
+  flowName: K;
+  input: FlowInput<F[K]>;
+  /** The shop to run for; omit (or null) for a global run. */
+  shop?: string | null;
+  /** The app handle in multi-app mode; defaults to the only app. */
+  shopifyApp?: string;
+  retryPolicy?: Partial<RetryPolicy>;
+}

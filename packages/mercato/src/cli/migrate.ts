@@ -1,0 +1,35 @@
+import { join, resolve } from 'node:path';
+import { openDatabase } from '../db/engine.ts';
+import { migrate } from '../db/migrate.ts';
+import type { CliIo, CliValues } from './main.ts';
+
+export async function runMigrate(values: CliValues, io: CliIo): Promise<number> {
+  const projectDir = values.config ? resolve(io.cwd, values.config, '..') : io.cwd;
+  const url = io.env.DATABASE_URL;
+  const dataDir = io.env.MERCATO_DATA_DIR ? resolve(projectDir, io.env.MERCATO_DATA_DIR) : join(projectDir, '.mercato', 'db');
+  io.out(url ? `Migrating PostgreSQL (${redactUrl(url)})…` : `Migrating embedded database at ${dataDir}…`);
+  const db = await openDatabase(url ? { url, applicationName: 'mercato-migrate' } : { dataDir });
+  try {
+    const result = await migrate(db, {
+      onProgress: (tag, index, total) => io.out(`  [${index + 1}/${total}] applying ${tag}`),
+    });
+    io.out(
+      result.applied.length === 0
+        ? `Up to date (${result.alreadyApplied} migration${result.alreadyApplied === 1 ? '' : 's'} already applied).`
+        : `Applied ${result.applied.length} migration(s); ${result.alreadyApplied} were already applied.`,
+    );
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '<unparsable DATABASE_URL>';
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * What other capabilities call (the admin API here; MCP's service.crons.list / service.crons.set_enabled later):
+ * listing the configured crons with a tenant's enabled state, and storing a tenant's override.
+ */
+import type { CronEntry, CronShops } from '../app/types.ts';
+import type { Database } from '../db/engine.ts';
+import { NotFoundError } from '../http/errors.ts';
+import { type Clock, databaseClock } from './clock.ts';
+import { describeSchedule } from './describe.ts';
+import { cronSpec, scheduleOf, targetsShop } from './schedule.ts';
+import { APP_LEVEL, type TickStatus, latestTicks, overridesOf, upsertOverride } from './store.ts';
+
+export interface CronsDeps {
+  db: Database;
+  crons: readonly CronEntry[];
+  /** Default: the database clock. */
+  clock?: Clock;
+}
+
+/** A shop of an app, or `shop: null` for the app-level state that governs global crons. */
+export interface CronTenant {
+  appHandle: string;
+  shop: string | null;
+}
+
+export interface CronListing {
+  key: string;
+  name: string;
+  flow: string;
+  schedule: string;
+  /** The schedule in words (English), or null for expressions the formatter does not cover. */
+  description: string | null;
+  timezone: string;
+  /** Next fire time (ISO 8601, UTC), or null when the schedule never fires again. */
+  nextRunAt: string | null;
+  shops: CronShops;
+  input: unknown;
+  /** The tenant's override, else true. */
+  enabled: boolean;
+  /** Whether this cron fires for the tenant at all (a global cron fires without a shop: false for every shop). */
+  targeted: boolean;
+  /** The tenant's most recent tick (fire time, outcome, run), if any is still kept. */
+  lastTick: { fireAt: string; status: TickStatus; runId: string | null; reason: string | null } | null;
+}
+
+const rowShop = (tenant: CronTenant) => tenant.shop ?? APP_LEVEL;
+
+export async function listCrons(deps: CronsDeps, tenant: CronTenant): Promise<CronListing[]> {
+  const now = await (deps.clock ?? databaseClock(deps.db)).now();
+  const overrides = await overridesOf(deps.db, tenant.appHandle, rowShop(tenant));
+  const ticks = await latestTicks(deps.db, tenant.appHandle, rowShop(tenant));
+  return deps.crons.map((entry) => {
+    const spec = cronSpec(entry);
+    const tick = ticks.get(spec.key);
+    return {
+      key: spec.key,
+      name: spec.name,
+      flow: spec.flow,
+      schedule: spec.schedule,
+      description: describeSchedule(spec.schedule),
+      timezone: spec.timezone,
+      nextRunAt: scheduleOf(spec).nextAfter(now)?.toISOString() ?? null,
+      shops: spec.shops,
+      input: spec.input,
+      enabled: overrides.get(spec.key) ?? true,
+      targeted: tenant.shop === null ? spec.shops === 'global' : targetsShop(spec.shops, tenant.shop),
+      lastTick: tick ? { ...tick, fireAt: new Date(tick.fireAt).toISOString() } : null,
+    };
+  });
+}
+
+/** Stores the tenant's override (never the config). An unknown key is a NotFoundError (404). */
+export async function setCronEnabled(deps: Pick<CronsDeps, 'db' | 'crons'>, tenant: CronTenant, key: string, enabled: boolean): Promise<{ ok: true; key: string; enabled: boolean }> {
+  if (!deps.crons.some((entry) => cronSpec(entry).key === key)) throw new NotFoundError(`Cron "${key}" is not configured`);
+  await upsertOverride(deps.db, tenant.appHandle, rowShop(tenant), key, enabled);
+  return { ok: true, key, enabled };
+}

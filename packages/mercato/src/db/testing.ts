@@ -1,0 +1,99 @@
+/**
+ * Test harness: every store test runs on PGlite always, and on PostgreSQL whenever DATABASE_URL is set.
+ * Each test file gets its own database (PostgreSQL: a fresh database with a random suffix, dropped at the end).
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { type Database, type EngineKind, openDatabase } from './engine.ts';
+import { migrate } from './migrate.ts';
+
+export function testEngines(): EngineKind[] {
+  return process.env.DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+export interface TestDatabase {
+  kind: EngineKind;
+  db: Database;
+  /** PostgreSQL connection string of this database (undefined for PGlite). */
+  url?: string;
+  /** Empties every Mercato table (keeps the schema). */
+  reset(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+export async function createTestDatabase(kind: EngineKind, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
+  let db: Database;
+  let url: string | undefined;
+  let dropServerDb: (() => Promise<void>) | undefined;
+  if (kind === 'pglite') {
+    db = await openDatabase();
+  } else {
+    const serverUrl = process.env.DATABASE_URL;
+    if (!serverUrl) throw new Error('createTestDatabase(postgres) needs DATABASE_URL');
+    const name = `mercato_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+    const admin = await openDatabase({ url: serverUrl, poolSize: 1 });
+    try {
+      await admin.exec(`create database ${name}`);
+    } finally {
+      await admin.close();
+    }
+    url = withDatabase(serverUrl, name);
+    db = await openDatabase({ url, poolSize: 10, applicationName: 'mercato-test' });
+    dropServerDb = async () => {
+      const admin2 = await openDatabase({ url: serverUrl, poolSize: 1 });
+      try {
+        await admin2.exec(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin2.close();
+      }
+    };
+  }
+  if (options.migrate !== false) await migrate(db);
+  let dropped = false;
+  return {
+    kind,
+    db,
+    url,
+    async reset() {
+      const tables = await db.query<{ tablename: string }>(
+        sql`select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`,
+      );
+      if (tables.length > 0) await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} cascade`);
+    },
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await db.close();
+      await dropServerDb?.();
+    },
+  };
+}
+
+/**
+ * Runs `fn` once per engine inside a `describe` block; `get()` returns that engine's database,
+ * created before the block's tests and dropped after them.
+ */
+export function describeEngines(name: string, fn: (get: () => TestDatabase, kind: EngineKind) => void): void {
+  for (const kind of testEngines()) {
+    describe(`${name} [${kind}]`, () => {
+      let current: TestDatabase | undefined;
+      beforeAll(async () => {
+        current = await createTestDatabase(kind);
+      }, 60_000);
+      afterAll(async () => {
+        await current?.drop();
+      }, 60_000);
+      fn(() => {
+        if (!current) throw new Error('test database not ready');
+        return current;
+      }, kind);
+    });
+  }
+}

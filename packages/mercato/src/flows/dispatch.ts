@@ -1,0 +1,78 @@
+/** The one dispatch function: API, instance.dispatchFlow, crons, MCP, webhooks and ctx.dispatchFlow all come here. */
+import { normalizeShopDomain } from '../app/shop.ts';
+import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
+import type { Database } from '../db/engine.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { mergeRetryPolicy } from './policy.ts';
+import type { FlowRegistry } from './registry.ts';
+import { type Exec, activeRunIds, execOn, insertRun, lockFlowKey, notifyRuns } from './store.ts';
+
+export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route';
+
+export interface DispatchRequest {
+  appHandle: string;
+  /** null for a global run. */
+  shop: string | null;
+  flowName: string;
+  input?: unknown;
+  trigger: Trigger;
+  retryPolicy?: Partial<RetryPolicy>;
+  parentRunId?: string;
+  /** Runs inside the dispatch transaction once the run row exists (webhook dedupe); throwing rolls the dispatch back. */
+  within?: (exec: Exec, runId: string) => Promise<void>;
+}
+
+export type DispatchFn = (request: DispatchRequest) => Promise<DispatchResult>;
+
+const POLICY_KEYS = ['maxAttempts', 'initialIntervalMs', 'backoffCoefficient', 'maxIntervalMs'] as const;
+
+export function validateDispatchPolicy(policy: unknown): Partial<RetryPolicy> | undefined {
+  if (policy === undefined || policy === null) return undefined;
+  if (typeof policy !== 'object' || Array.isArray(policy)) throw new BadRequestError('retryPolicy: must be an object', { field: 'retryPolicy' });
+  for (const [key, value] of Object.entries(policy)) {
+    if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new BadRequestError(`retryPolicy.${key}: unknown field`, { field: `retryPolicy.${key}` });
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (key === 'maxAttempts' && !Number.isInteger(value))) {
+      throw new BadRequestError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, { field: `retryPolicy.${key}` });
+    }
+  }
+  return policy as Partial<RetryPolicy>;
+}
+
+export function createDispatcher(deps: { db: Database; registry: FlowRegistry; config: Pick<ResolvedConfig, 'retryPolicy'> }): DispatchFn {
+  return async (request) => {
+    const flow = deps.registry.get(request.flowName);
+    if (!flow || (flow.internalTrigger !== undefined && flow.internalTrigger !== request.trigger)) throw new NotFoundError(`Flow "${request.flowName}" is not registered`);
+    let shop: string | null = null;
+    if (request.shop !== null && request.shop !== undefined) {
+      shop = normalizeShopDomain(request.shop);
+      if (!shop) throw new BadRequestError(`shop: "${String(request.shop)}" is not a shop domain`, { field: 'shop' });
+    }
+    const parsed = flow.definition.input.safeParse(request.input ?? {});
+    if (!parsed.success) {
+      throw new BadRequestError(`Invalid input for flow "${flow.name}"`, {
+        issues: parsed.error.issues.map((i: { path: PropertyKey[]; message: string; code: string }) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code })),
+      });
+    }
+    const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));
+    // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
+    const input = request.input ?? {};
+    const runId = await deps.db.orm.transaction(async (tx) => {
+      const exec = execOn(tx);
+      if (flow.concurrency !== null) {
+        await lockFlowKey(exec, request.appHandle, shop, flow.name);
+        const active = await activeRunIds(exec, request.appHandle, shop, flow.name, flow.concurrency);
+        if (active.length >= flow.concurrency) {
+          throw new ConflictError(`Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`, {
+            existingRunId: active[0],
+          });
+        }
+      }
+      const id = await insertRun(exec, { appHandle: request.appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId });
+      if (request.within) await request.within(exec, id);
+      await notifyRuns(exec, id);
+      return id;
+    });
+    return { runId, status: 'pending' };
+  };
+}

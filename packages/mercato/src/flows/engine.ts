@@ -1,0 +1,272 @@
+/**
+ * Executes one claimed run: builds `ctx`, replays completed steps, runs the flow under its signal and timeout,
+ * and writes the outcome. Every write is fenced on the claim's lease token.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AdminGraphqlClient, DispatchOptions, DispatchResult, FlowContext, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
+import type { Logger } from '../logger.ts';
+import { createRunLogger, writeLog } from '../logs/writer.ts';
+import { DeterminismError, RunInterruptedError, SleepInterrupt, StepResultNotSerializableError, StepResultTooLargeError, TimeoutError, serializeError } from './errors.ts';
+import { parseDuration, retryDelayMs } from './policy.ts';
+import type { FlowRegistry } from './registry.ts';
+import * as store from './store.ts';
+import type { ClaimedRun, Exec, StepWrite } from './store.ts';
+
+/** A completed step's result may not exceed this many bytes of JSON. */
+export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
+
+export interface EngineDeps {
+  exec: Exec;
+  registry: FlowRegistry;
+  config: Pick<ResolvedConfig, 'onError'>;
+  logger: Logger;
+  /** Dispatch used by ctx.dispatchFlow (trigger `flow`). */
+  dispatch: (options: DispatchOptions & { appHandle: string; trigger: string; parentRunId?: string }) => Promise<DispatchResult>;
+  /** Provider connectors of a tenant (providers capability). */
+  connectors?: (appHandle: string, shop: string | null) => ProviderConnectors<any>;
+  /** Admin GraphQL client of a tenant (platform capability). */
+  adminClient?: (appHandle: string, shop: string, signal?: AbortSignal) => AdminGraphqlClient;
+  maxStepResultBytes?: number;
+}
+
+export interface RunExecution {
+  runId: string;
+  leaseToken: string;
+  /** Aborts the run's signal; nothing more is stored for this execution. */
+  interrupt(reason: 'canceled' | 'lease-lost' | 'worker-stopping'): void;
+  /** Settles when the execution has finished its last write (or given up). Never rejects. */
+  done: Promise<void>;
+}
+
+const stepScope = new AsyncLocalStorage<string>();
+
+export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string): RunExecution {
+  const controller = new AbortController();
+  const interrupt = (reason: 'canceled' | 'lease-lost' | 'worker-stopping') => {
+    if (!controller.signal.aborted) controller.abort(new RunInterruptedError(reason));
+  };
+  const done = runExecution(deps, run, leaseToken, controller).catch((error) => {
+    deps.logger.error({ err: error, runId: run.id }, 'run execution failed unexpectedly');
+  });
+  return { runId: run.id, leaseToken, interrupt, done };
+}
+
+async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: string, controller: AbortController): Promise<void> {
+  const { exec } = deps;
+  const signal = controller.signal;
+  const timers: NodeJS.Timeout[] = [];
+  const registered = deps.registry.get(run.flowName);
+  const policy = run.retryPolicy;
+
+  const fail = async (error: unknown, retryable: boolean) => {
+    const final = !retryable || run.budgetAttempt >= policy.maxAttempts;
+    const delay = final ? 0 : retryDelayMs(policy, run.budgetAttempt);
+    const serialized = serializeError(error);
+    await writeLog(exec, {
+      runId: run.id,
+      appHandle: run.appHandle,
+      shop: run.shop,
+      level: 'error',
+      message: final ? `Attempt ${run.budgetAttempt} failed: ${serialized.message}` : `Attempt ${run.budgetAttempt} failed, retrying in ${delay} ms: ${serialized.message}`,
+      data: { error: { name: serialized.name, message: serialized.message }, final },
+      attempt: run.attempt,
+    }).catch(() => {});
+    const written = await store.finishFailed(exec, run.id, leaseToken, serialized, final, delay);
+    if (written && deps.config.onError) {
+      try {
+        await deps.config.onError(error, { runId: run.id, flowName: run.flowName, appHandle: run.appHandle, shop: run.shop, attempt: run.budgetAttempt, final });
+      } catch (hookError) {
+        deps.logger.error({ err: hookError, runId: run.id }, 'onError hook failed');
+      }
+    }
+  };
+
+  if (!registered) {
+    await fail(new Error(`Flow "${run.flowName}" is not registered in this worker's configuration`), false);
+    return;
+  }
+  const parsed = registered.definition.input.safeParse(run.input);
+  if (!parsed.success) {
+    await fail(new Error(`The run's input no longer matches the flow's input schema: ${parsed.error.message}`), false);
+    return;
+  }
+
+  const flowTimeout = registered.definition.timeout;
+  if (flowTimeout) {
+    timers.push(setTimeout(() => controller.abort(new TimeoutError(`Flow "${run.flowName}" attempt`, flowTimeout)), flowTimeout));
+  }
+
+  const stored = new Map((await store.completedStepResults(exec, run.id)).map((s) => [s.name, s]));
+  const used = new Set<string>();
+  let slept = false;
+  let fatal: Error | undefined;
+  const maxBytes = deps.maxStepResultBytes ?? MAX_STEP_RESULT_BYTES;
+  const stepWrite = (name: string, startedAt: Date): StepWrite => ({
+    runId: run.id,
+    leaseToken,
+    appHandle: run.appHandle,
+    shop: run.shop,
+    name,
+    attempt: run.attempt,
+    startedAt,
+  });
+  const claimName = (kind: string, name: string) => {
+    if (typeof name !== 'string' || name.length === 0) throw new TypeError(`ctx.${kind} needs a non-empty name`);
+    if (used.has(name)) {
+      fatal = new DeterminismError(
+        `Step name "${name}" was used twice in one execution of run ${run.id}. Step and sleep names must be unique within a run, so that a replay finds each stored result under exactly one name.`,
+      );
+      throw fatal;
+    }
+    used.add(name);
+  };
+  const throwIfAborted = () => {
+    if (signal.aborted) throw signal.reason;
+  };
+
+  const log = createRunLogger(
+    async (statement) => {
+      if (signal.aborted) return []; // an interrupted execution stores nothing more
+      return exec(statement);
+    },
+    { runId: run.id, appHandle: run.appHandle, shop: run.shop, attempt: run.attempt },
+    () => stepScope.getStore() ?? null,
+  );
+
+  const ctx: FlowContext<any> = {
+    runId: run.id,
+    flowName: run.flowName,
+    appHandle: run.appHandle,
+    shop: run.shop,
+    attempt: run.budgetAttempt,
+    signal,
+    log,
+    async step(name, fn, options) {
+      throwIfAborted();
+      claimName('step', name);
+      const previous = stored.get(name);
+      if (previous?.status === 'completed') return previous.result as any;
+      const stepController = new AbortController();
+      const onRunAbort = () => stepController.abort(signal.reason);
+      signal.addEventListener('abort', onRunAbort, { once: true });
+      let stepTimer: NodeJS.Timeout | undefined;
+      if (options?.timeout !== undefined) {
+        if (!(options.timeout > 0)) throw new RangeError(`ctx.step("${name}") timeout must be a positive number of ms`);
+        stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, options.timeout!)), options.timeout);
+      }
+      const startedAt = new Date();
+      try {
+        const value = await raceAbort(
+          stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepController.signal, attempt: run.budgetAttempt }))),
+          stepController.signal,
+        );
+        throwIfAborted();
+        const json = toJson(name, value, maxBytes);
+        if (!(await store.storeStepResult(exec, stepWrite(name, startedAt), json))) {
+          controller.abort(new RunInterruptedError('lease-lost'));
+          throw signal.reason;
+        }
+        return JSON.parse(json);
+      } catch (error) {
+        if (!signal.aborted && !(error instanceof DeterminismError)) {
+          await store.storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch(() => {});
+        }
+        throw error;
+      } finally {
+        if (stepTimer) clearTimeout(stepTimer);
+        signal.removeEventListener('abort', onRunAbort);
+      }
+    },
+    async sleep(name, duration) {
+      throwIfAborted();
+      claimName('sleep', name);
+      const ms = parseDuration(duration);
+      const previous = stored.get(name);
+      if (previous?.status === 'completed') return;
+      if (previous?.status === 'sleeping') {
+        // claimed again, so its wake time has passed
+        if (!(await store.completeSleep(exec, stepWrite(name, new Date())))) {
+          controller.abort(new RunInterruptedError('lease-lost'));
+          throw signal.reason;
+        }
+        return;
+      }
+      const wakeAt = await store.parkSleeping(exec, stepWrite(name, new Date()), ms);
+      if (!wakeAt) {
+        controller.abort(new RunInterruptedError('lease-lost'));
+        throw signal.reason;
+      }
+      slept = true;
+      throw new SleepInterrupt(name, wakeAt);
+    },
+    dispatchFlow(options) {
+      return deps.dispatch({ ...options, appHandle: options.shopifyApp ?? run.appHandle, shop: options.shop === undefined ? run.shop : options.shop, trigger: 'flow', parentRunId: run.id });
+    },
+    get providers() {
+      if (!deps.connectors) throw new Error('Provider connectors are not available in this runtime');
+      return deps.connectors(run.appHandle, run.shop);
+    },
+    get admin() {
+      if (!run.shop) throw new Error('ctx.admin is not available in a global run (it has no shop)');
+      if (!deps.adminClient) throw new Error('The Admin GraphQL client is not available in this runtime');
+      return deps.adminClient(run.appHandle, run.shop, signal);
+    },
+  };
+
+  try {
+    const output = await raceAbort(Promise.resolve().then(() => registered.definition.run(ctx, parsed.data)), signal);
+    if (slept) return; // the flow swallowed a SleepInterrupt: it is parked anyway
+    throwIfAborted();
+    if (fatal) throw fatal; // the flow swallowed a determinism error
+    let json: string;
+    try {
+      json = JSON.stringify(output === undefined ? null : output);
+    } catch (error) {
+      await fail(new StepResultNotSerializableError('(flow output)', (error as Error).message), false);
+      return;
+    }
+    await store.finishCompleted(exec, run.id, leaseToken, json);
+  } catch (error) {
+    if (slept || error instanceof SleepInterrupt) return;
+    if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) return; // canceled, lost or handed back
+    const cause = fatal ?? (signal.aborted ? signal.reason : error);
+    await fail(cause, !(cause instanceof DeterminismError) && (cause as { retryable?: boolean })?.retryable !== false);
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    if (!signal.aborted) controller.abort(new RunInterruptedError('worker-stopping')); // release listeners of finished runs
+  }
+}
+
+function toJson(step: string, value: unknown, maxBytes: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value === undefined ? null : value);
+  } catch (error) {
+    throw new StepResultNotSerializableError(step, (error as Error).message);
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new StepResultTooLargeError(step, bytes, maxBytes);
+  return json;
+}
+
+/** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,67 @@
+import { sql } from 'drizzle-orm';
+import { boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/** One run of a flow. Tenant: (app_handle, shop); shop is null for a global run. */
+export const runs = pgTable(
+  'runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    appHandle: text('app_handle').notNull(),
+    shop: text('shop'),
+    flowName: text('flow_name').notNull(),
+    status: text('status').notNull().default('pending'),
+    trigger: text('trigger').notNull(),
+    input: jsonb('input').notNull(),
+    output: jsonb('output'),
+    /** `{ name, message, stack? }` of the last failure. */
+    error: jsonb('error'),
+    /** Attempts started so far (sleeps and resumes do not count). */
+    attempt: integer('attempt').notNull().default(0),
+    /** Attempts before the last manual retry: the retry budget counts `attempt - attempt_base`. */
+    attemptBase: integer('attempt_base').notNull().default(0),
+    /** Set when a run goes back to `pending` to re-run the same attempt (lease lost, worker stopping): the next claim does not count it. */
+    sameAttempt: boolean('same_attempt').notNull().default(false),
+    /** Attempts lost to an expired lease (worker died): counted apart so a poison run ends failed. */
+    lostLeases: integer('lost_leases').notNull().default(0),
+    /** The merged retry policy (app < flow < dispatch), frozen at dispatch. */
+    retryPolicy: jsonb('retry_policy').notNull(),
+    /** Earliest time the run may be claimed (retry backoff, sleep wake-up). */
+    availableAt: timestamp('available_at', { withTimezone: true }).notNull().defaultNow(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
+    parentRunId: uuid('parent_run_id'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check('runs_status_check', sql`${t.status} in ('pending','running','sleeping','completed','failed','canceled')`),
+    index('runs_tenant_created_idx').on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc()),
+    index('runs_tenant_flow_created_idx').on(t.appHandle, t.shop, t.flowName, t.createdAt.desc(), t.id.desc()),
+    index('runs_tenant_status_created_idx').on(t.appHandle, t.shop, t.status, t.createdAt.desc(), t.id.desc()),
+    index('runs_claimable_idx').on(t.availableAt).where(sql`${t.status} in ('pending','sleeping')`),
+    index('runs_lease_idx').on(t.leaseExpiresAt).where(sql`${t.status} = 'running'`),
+    index('runs_active_flow_idx').on(t.appHandle, t.shop, t.flowName).where(sql`${t.status} in ('pending','running','sleeping')`),
+  ],
+);
+
+/** A checkpointed step of a run: matched exactly by (run_id, name). */
+export const steps = pgTable(
+  'steps',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    appHandle: text('app_handle').notNull(),
+    shop: text('shop'),
+    status: text('status').notNull(),
+    attempt: integer('attempt').notNull(),
+    result: jsonb('result'),
+    error: jsonb('error'),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.name] }), check('steps_status_check', sql`${t.status} in ('running','completed','failed','sleeping')`)],
+);

@@ -1,0 +1,325 @@
+/** Every SQL statement of runs and steps. Tenant-scoped reads filter by (app_handle, shop). */
+import { type SQL, sql } from 'drizzle-orm';
+import type { RetryPolicy, RunStatus } from '../app/types.ts';
+import { type Orm, unwrapDbError } from '../db/engine.ts';
+
+export type Exec = <T = Record<string, any>>(statement: SQL) => Promise<T[]>;
+
+/** Query function over an ORM or a transaction, rethrowing driver errors unwrapped. */
+export function execOn(orm: Pick<Orm, 'execute'>): Exec {
+  return async <T>(statement: SQL) => {
+    try {
+      return ((await orm.execute(statement)) as unknown as { rows: T[] }).rows;
+    } catch (error) {
+      throw unwrapDbError(error);
+    }
+  };
+}
+
+export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
+export const RUNS_CHANNEL = 'mercato_runs';
+export const CANCEL_CHANNEL = 'mercato_cancel';
+
+const ts = (col: string) => sql.raw(`to_json(${col}) #>> '{}'`);
+
+/** Columns of a run as the API shows them (timestamps as ISO strings on both drivers). */
+export const RUN_COLUMNS = sql.join(
+  [
+    sql.raw('id, app_handle as "appHandle", shop, flow_name as "flowName", status, trigger, input, output, error'),
+    sql.raw('attempt - attempt_base as attempt, lost_leases as "lostLeases", retry_policy as "retryPolicy", parent_run_id as "parentRunId"'),
+    sql`${ts('created_at')} as "createdAt"`,
+    sql`${ts('started_at')} as "startedAt"`,
+    sql`${ts('finished_at')} as "finishedAt"`,
+    sql`${ts('updated_at')} as "updatedAt"`,
+    sql`${ts('available_at')} as "availableAt"`,
+  ],
+  sql`, `,
+);
+
+export interface RunRecord {
+  id: string;
+  appHandle: string;
+  shop: string | null;
+  flowName: string;
+  status: RunStatus;
+  trigger: string;
+  input: unknown;
+  output: unknown;
+  error: { name: string; message: string; stack?: string } | null;
+  attempt: number;
+  lostLeases: number;
+  retryPolicy: RetryPolicy;
+  parentRunId: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+  availableAt: string;
+}
+
+export interface StepRecord {
+  name: string;
+  status: 'completed' | 'failed' | 'sleeping';
+  attempt: number;
+  result: unknown;
+  error: { name: string; message: string } | null;
+  startedAt: string;
+  finishedAt: string | null;
+  durationMs: number | null;
+}
+
+export function tenantFilter(appHandle: string, shop: string | null): SQL {
+  return sql`app_handle = ${appHandle} and shop is not distinct from ${shop}`;
+}
+
+export function idList(ids: readonly string[]): SQL {
+  return sql.join(
+    ids.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+}
+
+/** Serialises concurrent dispatches of one (app, shop, flow) inside the current transaction. */
+export function lockFlowKey(exec: Exec, appHandle: string, shop: string | null, flowName: string) {
+  return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${appHandle}/${shop ?? ''}/${flowName}`}, 0))`);
+}
+
+export async function activeRunIds(exec: Exec, appHandle: string, shop: string | null, flowName: string, limit: number, excludeId?: string) {
+  const rows = await exec<{ id: string }>(sql`
+    select id from runs
+    where ${tenantFilter(appHandle, shop)} and flow_name = ${flowName} and status in ${ACTIVE}
+      ${excludeId ? sql`and id <> ${excludeId}::uuid` : sql``}
+    order by created_at desc
+    limit ${limit}`);
+  return rows.map((r) => r.id);
+}
+
+export interface NewRun {
+  appHandle: string;
+  shop: string | null;
+  flowName: string;
+  trigger: string;
+  input: unknown;
+  retryPolicy: RetryPolicy;
+  parentRunId?: string | null;
+}
+
+export async function insertRun(exec: Exec, run: NewRun): Promise<string> {
+  const [row] = await exec<{ id: string }>(sql`
+    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
+    values (${run.appHandle}, ${run.shop}, ${run.flowName}, ${run.trigger}, ${JSON.stringify(run.input ?? {})}::jsonb,
+            ${JSON.stringify(run.retryPolicy)}::jsonb, ${run.parentRunId ?? null})
+    returning id`);
+  return row.id;
+}
+
+export function notifyRuns(exec: Exec, runId = '') {
+  return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
+}
+
+export async function getRun(exec: Exec, appHandle: string, shop: string | null, id: string): Promise<RunRecord | undefined> {
+  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid and ${tenantFilter(appHandle, shop)}`);
+  return row;
+}
+
+export async function getRunById(exec: Exec, id: string): Promise<RunRecord | undefined> {
+  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid`);
+  return row;
+}
+
+export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
+  return exec<StepRecord>(sql`
+    select name, status, attempt, result, error, ${ts('started_at')} as "startedAt", ${ts('finished_at')} as "finishedAt",
+      case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs"
+    from steps where run_id = ${runId}::uuid order by started_at, name`);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Worker statements (fenced on the lease owner)
+
+export interface ClaimedRun {
+  id: string;
+  appHandle: string;
+  shop: string | null;
+  flowName: string;
+  input: unknown;
+  /** Absolute attempt number (steps and logs carry it). */
+  attempt: number;
+  /** Attempt within the current retry budget. */
+  budgetAttempt: number;
+  retryPolicy: RetryPolicy;
+  lostLeases: number;
+}
+
+/** Claims up to `limit` due runs on the database clock, with FOR UPDATE SKIP LOCKED. */
+export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs: number): Promise<ClaimedRun[]> {
+  return exec<ClaimedRun>(sql`
+    with due as (
+      select id from runs
+      where status in ('pending','sleeping') and available_at <= now()
+      order by available_at
+      limit ${limit}
+      for update skip locked
+    )
+    update runs r set
+      attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
+      same_attempt = false,
+      status = 'running',
+      lease_owner = ${leaseToken},
+      lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
+      started_at = coalesce(r.started_at, now()),
+      updated_at = now()
+    from due where r.id = due.id
+    returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
+      r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases"`);
+}
+
+/**
+ * Runs whose lease expired (their worker died): back to `pending` for the same attempt, counted in lost_leases;
+ * a run that has lost `maxLostLeases` leases is failed instead of looping forever.
+ */
+export function recoverExpiredLeases(exec: Exec, maxLostLeases: number) {
+  return exec<{ id: string; status: RunStatus }>(sql`
+    update runs set
+      lost_leases = lost_leases + 1,
+      status = case when lost_leases + 1 >= ${maxLostLeases} then 'failed' else 'pending' end,
+      same_attempt = lost_leases + 1 < ${maxLostLeases},
+      error = case when lost_leases + 1 >= ${maxLostLeases}
+        then jsonb_build_object('name', 'LeaseLostError', 'message',
+          'The worker executing this run stopped ' || (lost_leases + 1) || ' times before finishing it (crash, kill or lost connection); giving up')
+        else error end,
+      finished_at = case when lost_leases + 1 >= ${maxLostLeases} then now() else null end,
+      available_at = now(),
+      lease_owner = null,
+      lease_expires_at = null,
+      updated_at = now()
+    where status = 'running' and lease_expires_at < now()
+    returning id, status`);
+}
+
+/** `(id, lease token)` pairs for a row-value IN list. */
+function leasePairs(leases: ReadonlyMap<string, string>): SQL {
+  return sql.join(
+    [...leases].map(([id, token]) => sql`(${id}::uuid, ${token}::text)`),
+    sql`, `,
+  );
+}
+
+/** Extends the leases this worker holds (run id → lease token); returns the ids it still owns (a missing id was canceled or lost). */
+export async function heartbeat(exec: Exec, leases: ReadonlyMap<string, string>, leaseMs: number): Promise<Set<string>> {
+  if (leases.size === 0) return new Set();
+  const rows = await exec<{ id: string }>(sql`
+    update runs set lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
+    where (id, lease_owner) in (${leasePairs(leases)}) and status = 'running'
+    returning id`);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Fence: the row lock taken by FOR SHARE waits for a concurrent cancel and then sees its result. */
+function ownedBy(runId: string, leaseToken: string): SQL {
+  return sql`exists (select 1 from runs where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running' for share)`;
+}
+
+export function completedStepResults(exec: Exec, runId: string) {
+  return exec<{ name: string; status: string; result: unknown }>(sql`select name, status, result from steps where run_id = ${runId}::uuid`);
+}
+
+export interface StepWrite {
+  runId: string;
+  leaseToken: string;
+  appHandle: string;
+  shop: string | null;
+  name: string;
+  attempt: number;
+  startedAt: Date;
+}
+
+/** Stores a completed step result; false when the run is no longer this worker's (nothing stored). */
+export async function storeStepResult(exec: Exec, w: StepWrite, resultJson: string): Promise<boolean> {
+  const rows = await exec(sql`
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'completed', ${w.attempt}, ${resultJson}::jsonb, null,
+           ${w.startedAt.toISOString()}::timestamptz, now()
+    where ${ownedBy(w.runId, w.leaseToken)}
+    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
+      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
+    returning run_id`);
+  return rows.length === 1;
+}
+
+export async function storeStepFailure(exec: Exec, w: StepWrite, error: unknown): Promise<void> {
+  await exec(sql`
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'failed', ${w.attempt}, null, ${JSON.stringify(error)}::jsonb,
+           ${w.startedAt.toISOString()}::timestamptz, now()
+    where ${ownedBy(w.runId, w.leaseToken)}
+    on conflict (run_id, name) do update set status = 'failed', attempt = excluded.attempt, result = null,
+      error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at`);
+}
+
+/** Parks the run as sleeping until now() + ms and records the sleep step. Returns the wake time, or null when not owned. */
+export async function parkSleeping(exec: Exec, w: StepWrite, ms: number): Promise<Date | null> {
+  const rows = await exec<{ wakeAt: string }>(sql`
+    with parked as (
+      update runs set status = 'sleeping', available_at = now() + ${ms} * interval '1 millisecond',
+        lease_owner = null, lease_expires_at = null, updated_at = now()
+      where id = ${w.runId}::uuid and lease_owner = ${w.leaseToken} and status = 'running'
+      returning available_at
+    ), step as (
+      insert into steps (run_id, name, app_handle, shop, status, attempt, result, started_at)
+      select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'sleeping', ${w.attempt},
+        jsonb_build_object('wakeAt', to_json(available_at)), ${w.startedAt.toISOString()}::timestamptz from parked
+      on conflict (run_id, name) do update set status = 'sleeping', result = excluded.result, attempt = excluded.attempt
+      returning run_id
+    )
+    select to_json(available_at) #>> '{}' as "wakeAt" from parked`);
+  return rows[0] ? new Date(rows[0].wakeAt) : null;
+}
+
+export async function completeSleep(exec: Exec, w: StepWrite): Promise<boolean> {
+  const rows = await exec(sql`
+    update steps set status = 'completed', finished_at = now()
+    where run_id = ${w.runId}::uuid and name = ${w.name} and ${ownedBy(w.runId, w.leaseToken)}
+    returning run_id`);
+  return rows.length === 1;
+}
+
+export async function finishCompleted(exec: Exec, runId: string, leaseToken: string, outputJson: string): Promise<boolean> {
+  const rows = await exec(sql`
+    update runs set status = 'completed', output = ${outputJson}::jsonb, error = null, finished_at = now(),
+      lease_owner = null, lease_expires_at = null, updated_at = now()
+    where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running'
+    returning id`);
+  return rows.length === 1;
+}
+
+/** A failed attempt: back to pending after `delayMs`, or failed for good when `final`. */
+export async function finishFailed(exec: Exec, runId: string, leaseToken: string, error: unknown, final: boolean, delayMs: number): Promise<boolean> {
+  const rows = await exec(sql`
+    update runs set
+      status = ${final ? 'failed' : 'pending'},
+      error = ${JSON.stringify(error)}::jsonb,
+      finished_at = ${final ? sql`now()` : sql`null`},
+      available_at = now() + ${delayMs} * interval '1 millisecond',
+      lease_owner = null, lease_expires_at = null, updated_at = now()
+    where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running'
+    returning id`);
+  return rows.length === 1;
+}
+
+/** Graceful stop: hands this worker's unfinished runs back for the same attempt (not a lost lease). */
+export function releaseRuns(exec: Exec, leases: ReadonlyMap<string, string>) {
+  if (leases.size === 0) return Promise.resolve([]);
+  return exec<{ id: string }>(sql`
+    update runs set status = 'pending', same_attempt = true, available_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
+    where (id, lease_owner) in (${leasePairs(leases)}) and status = 'running'
+    returning id`);
+}
+
+/** Earliest future available_at of a claimable run (to wake up for sleeps and backoffs), in ms from now. */
+export async function msUntilNextDue(exec: Exec): Promise<number | null> {
+  const [row] = await exec<{ ms: number | null }>(sql`
+    select greatest(0, ceil(extract(epoch from (min(available_at) - now())) * 1000))::int as ms
+    from runs where status in ('pending','sleeping')`);
+  return row?.ms ?? null;
+}

@@ -1,0 +1,107 @@
+/**
+ * Typed HTTP errors and the one place that maps errors to responses (docs/admin-api.md, "Errors").
+ * Routers throw these; `app.onError` turns them into `{ error, ... }` JSON. Anything else is logged with the
+ * request id and answered with a generic 500 that leaks neither the message nor the stack.
+ */
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../logger.ts';
+
+export type ErrorBody = { error: string } & Record<string, unknown>;
+
+/** Base of every error answered as-is: a status, a JSON body `{ error, ...extra }` and optional headers. */
+export class HttpError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(status: ContentfulStatusCode, message: string, options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.status = status;
+    this.extra = options.extra ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  /** `error` always comes last so an `extra` field can never replace the message. */
+  body(): ErrorBody {
+    return { ...this.extra, error: this.message };
+  }
+}
+
+export class BadRequestError extends HttpError {
+  constructor(message: string, details: { issues?: unknown[]; field?: string; extra?: Record<string, unknown> } = {}) {
+    const extra: Record<string, unknown> = { ...details.extra };
+    if (details.field !== undefined) extra.field = details.field;
+    if (details.issues !== undefined) extra.issues = details.issues;
+    super(400, message, { extra });
+  }
+}
+
+export class UnauthorizedError extends HttpError {
+  constructor(message = 'Unauthorized', options: { headers?: Record<string, string> } = {}) {
+    super(401, message, { headers: options.headers });
+  }
+}
+
+export class NotFoundError extends HttpError {
+  constructor(message = 'Not found') {
+    super(404, message);
+  }
+}
+
+export class ConflictError extends HttpError {
+  /** `extra` carries the conflict's details, e.g. `{ existingRunId }`. */
+  constructor(message: string, extra: Record<string, unknown> = {}) {
+    super(409, message, { extra });
+  }
+}
+
+/**
+ * The rest of the body is never read, so the response asks the client to close the connection
+ * (a kept-alive socket with unread bytes would fail the client's next request).
+ */
+export class PayloadTooLargeError extends HttpError {
+  constructor(message = 'Payload too large') {
+    super(413, message, { headers: { Connection: 'close' } });
+  }
+}
+
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/**
+ * The mapping: typed errors → their status and body; Hono's own HTTPException → its status with
+ * `{ error: <message> }`; anything else → logged with the request id, generic 500.
+ */
+export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
+  if (err instanceof HttpError) {
+    for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+    return c.json(err.body(), err.status);
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    return c.json({ error: err.message || defaultMessage(err.status) }, err.status as ContentfulStatusCode);
+  }
+  const requestId = requestIdOf(c);
+  logger.error({ err, requestId, method: c.req.method, path: c.req.path }, 'unhandled error while serving a request');
+  return c.json({ error: INTERNAL_ERROR_MESSAGE, requestId }, 500);
+}
+
+export function createErrorHandler(logger: Logger): ErrorHandler<any> {
+  return (err, c) => errorResponse(err, c, logger);
+}
+
+export const notFoundHandler: NotFoundHandler<any> = (c) => c.json({ error: 'Not found' }, 404);
+
+function requestIdOf(c: Context): string | undefined {
+  const id = c.get('requestId' as never) as unknown;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function defaultMessage(status: number): string {
+  if (status === 400) return 'Bad request';
+  if (status === 401) return 'Unauthorized';
+  if (status === 404) return 'Not found';
+  if (status === 413) return 'Payload too large';
+  return 'Request failed';
+}

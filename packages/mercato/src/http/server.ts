@@ -1,0 +1,144 @@
+/**
+ * The HTTP server: request ids and access log on everything, `GET /healthz` without auth, and under `/api` the
+ * session-token check, page gating, a 1 MB body limit, `GET /api/pages` and every capability's router.
+ * http/ only mounts routers; the capabilities own them. See docs/admin-api.md.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { PageKey } from '../app/types.ts';
+import type { Runtime } from '../runtime.ts';
+import { sessionAuth } from './auth.ts';
+import { PayloadTooLargeError, createErrorHandler, notFoundHandler } from './errors.ts';
+import { pageGate, pagesBody } from './pages.ts';
+import { accessLog, requestId } from './request.ts';
+import type { ApiEnv, ApiRouteGroup, HttpRuntime } from './types.ts';
+
+/** Largest request body accepted under /api (the same figure as the MCP endpoint's limit). */
+export const MAX_API_BODY_BYTES = 1_000_000;
+
+const GROUP_PREFIX_RE = /^\/api(\/[A-Za-z0-9._~-]+)+$/;
+
+export interface HttpAppOptions {
+  /** Capability routers, mounted at their prefix and gated by their page when set. */
+  groups?: ApiRouteGroup[];
+  /** Anything else to mount (dev preview, admin UI assets, public routes); runs after the core middleware. */
+  extra?: (app: Hono<ApiEnv>) => void;
+  /** Middleware run on /api/* after session auth (the tenant is set), e.g. installation on first contact. */
+  afterAuth?: MiddlewareHandler<ApiEnv>[];
+}
+
+export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}): Hono<ApiEnv> {
+  const { logger } = runtime;
+  const groups = options.groups ?? [];
+  for (const group of groups) {
+    if (!GROUP_PREFIX_RE.test(group.prefix)) throw new Error(`API group prefix must look like /api/<name> (got "${group.prefix}")`);
+  }
+
+  const app = new Hono<ApiEnv>();
+  app.onError(createErrorHandler(logger));
+  app.notFound(notFoundHandler);
+  app.use('*', requestId(), accessLog(logger), async (c, next) => {
+    // Full Runtime in production; see HttpRuntime.
+    c.set('runtime', runtime as Runtime);
+    await next();
+  });
+
+  app.get('/healthz', async (c) => {
+    const up = await runtime.db.ping().catch(() => false);
+    if (!up) return c.json({ ok: false, database: 'down' }, 503);
+    return c.json({ ok: true, database: 'up', version: runtime.version });
+  });
+
+  const gatedGroups = groups.filter((g): g is ApiRouteGroup & { page: PageKey } => g.page !== undefined);
+  app.use(
+    '/api/*',
+    sessionAuth(runtime.platform),
+    pageGate(runtime.config.pages, gatedGroups),
+    bodyLimit({
+      maxSize: MAX_API_BODY_BYTES,
+      onError: () => {
+        throw new PayloadTooLargeError(`Request body must be at most ${MAX_API_BODY_BYTES} bytes`);
+      },
+    }),
+    ...(options.afterAuth ?? []),
+  );
+  app.get('/api/pages', (c) => c.json(pagesBody(runtime.config.pages)));
+  for (const group of groups) app.route(group.prefix, group.app);
+
+  options.extra?.(app);
+  return app;
+}
+
+export interface StartedHttpServer {
+  /** Base URL to reach the server, e.g. `http://127.0.0.1:54321`. */
+  url: string;
+  port: number;
+  /** Stops accepting connections and resolves once the server is closed (idle keep-alive sockets are dropped). */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** 0 picks a free port. */
+  port: number;
+  hostname: string;
+  /** After this long, connections still busy are cut (default 10 s). */
+  closeTimeoutMs?: number;
+}
+
+export async function startHttpServer(app: Pick<Hono<any>, 'fetch'>, options: StartOptions): Promise<StartedHttpServer> {
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(options.port, options.hostname);
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  // While closing, answers say `Connection: close` and each connection is dropped as soon as it falls idle,
+  // so close() resolves when the requests in flight are answered rather than when keep-alive times out.
+  const inFlight = new Set<ServerResponse>();
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.on('close', () => {
+      inFlight.delete(res);
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  return {
+    url: `http://${urlHost(options.hostname)}:${port}`,
+    port,
+    close() {
+      closing ??= new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => server.closeAllConnections(), options.closeTimeoutMs ?? 10_000);
+        timer.unref();
+        server.close((error) => {
+          clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        });
+        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** A host usable in a URL: wildcard binds are reached over loopback; IPv6 literals get brackets. */
+function urlHost(hostname: string): string {
+  if (hostname === '' || hostname === '0.0.0.0') return '127.0.0.1';
+  if (hostname === '::') return '[::1]';
+  return hostname.includes(':') ? `[${hostname}]` : hostname;
+}

@@ -1,0 +1,19 @@
+/** Public API of the `mercato` package. */
+export { defineApp, isMercatoInstance, type AppBuilder, type MercatoInstance } from './app/app.ts';
+export {
+  defineCron,
+  defineFlow,
+  defineFunction,
+  defineMcpPermission,
+  defineMcpResource,
+  defineMcpTool,
+  defineProvider,
+  defineWebhook,
+} from './app/define.ts';
+export { ConfigError } from './app/validate.ts';
+export { DEFAULT_PAGES, DEFAULT_RETRY_POLICY, DEFAULT_WORKER } from './app/defaults.ts';
+export type * from './app/types.ts';
+export { defineRoute } from './routes/types.ts';
+export type { RouteContext, RouteDefinition, RouteAuth, RouteHandler, ShopContext, ForShop } from './routes/types.ts';
+export { createRuntime, type Runtime, type CreateRuntimeOptions } from './runtime.ts';
+export { MERCATO_VERSION } from './version.ts';

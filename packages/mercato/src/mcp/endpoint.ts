@@ -1,0 +1,125 @@
+/**
+ * `POST /mcp`: the HTTP side of the endpoint, in this order — endpoint switch (404 when `mcp.enabled` is false, before any
+ * token work), method (405), Origin (403), MCP-Protocol-Version (400), declared size (413), bearer token (401/403), body
+ * read with the 1,000,000-byte limit counted while streaming (413), JSON and JSON-RPC shape (400 + -32600), then the
+ * method (HTTP 200, result or JSON-RPC error). Every answer carries `MCP-Protocol-Version: 2025-11-25`.
+ */
+import type { Context } from 'hono';
+import type { ApiEnv } from '../http/types.ts';
+import type { Logger } from '../logger.ts';
+import type { Caller } from './execute.ts';
+import { type ProtocolDeps, handleRequest } from './protocol.ts';
+import { MAX_REQUEST_BYTES, PROTOCOL_HEADER, PROTOCOL_VERSION, RPC, type RequestId, RpcError, classify, rpcError, rpcResult } from './rpc.ts';
+import type { TokenService } from './tokens.ts';
+
+export interface EndpointDeps extends ProtocolDeps {
+  enabled: boolean;
+  tokens: Pick<TokenService, 'authenticate'>;
+  /** Origins of the configured app URLs (HOST / PLATFORM_APP_URL / appUrl). */
+  appOrigins: ReadonlySet<string>;
+  logger: Logger;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+const isLoopback = (hostname: string) => LOOPBACK.has(hostname.toLowerCase()) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+
+function hostnameOf(host: string | undefined): string | null {
+  if (!host) return null;
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An Origin is ours when it is the origin of a configured app URL, or when both it and the Host the request came to
+ * are loopback (local development and local inspectors). Anything else, `null` included, is foreign.
+ */
+export function originAllowed(origin: string, host: string | undefined, appOrigins: ReadonlySet<string>): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.origin !== 'null' && appOrigins.has(url.origin)) return true;
+  const requestHost = hostnameOf(host);
+  return isLoopback(url.hostname) && requestHost !== null && isLoopback(requestHost);
+}
+
+/** Reads the body, counting bytes as they arrive; null once the limit is passed (the rest is not read). */
+async function readLimited(request: Request, limit: number): Promise<string | null> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function createEndpoint(deps: EndpointDeps) {
+  const headers = (extra: Record<string, string> = {}) => ({ [PROTOCOL_HEADER]: PROTOCOL_VERSION, ...extra });
+  const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 500, body: unknown, extra?: Record<string, string>) => c.json(body, status, headers(extra));
+  const invalid = (c: Context, id: RequestId | null, message: string) => c.json(rpcError(id, RPC.INVALID_REQUEST, message), 400, headers());
+  const tooLarge = (c: Context) => plain(c, 413, { error: `Request body must be at most ${MAX_REQUEST_BYTES} bytes` }, { Connection: 'close' });
+
+  async function serve(c: Context<ApiEnv>): Promise<Response> {
+    if (!deps.enabled) return plain(c, 404, { error: 'Not found' });
+    if (c.req.method !== 'POST') return plain(c, 405, { error: 'Method not allowed: the MCP endpoint answers POST only' }, { Allow: 'POST' });
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !originAllowed(origin, c.req.header('host'), deps.appOrigins)) return plain(c, 403, { error: 'Origin not allowed' });
+    const version = c.req.header(PROTOCOL_HEADER);
+    if (version !== undefined && version.trim() !== PROTOCOL_VERSION) {
+      return invalid(c, null, `Unsupported ${PROTOCOL_HEADER} "${version.slice(0, 40)}" (this server speaks ${PROTOCOL_VERSION})`);
+    }
+    const declared = c.req.header('content-length');
+    if (declared !== undefined && Number(declared) > MAX_REQUEST_BYTES) return tooLarge(c);
+
+    const auth = await deps.tokens.authenticate(c.req.header('authorization'));
+    if (!auth.ok) {
+      const challenge: Record<string, string> = auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' } : {};
+      return plain(c, auth.status, { error: auth.message }, challenge);
+    }
+
+    const text = await readLimited(c.req.raw, MAX_REQUEST_BYTES);
+    if (text === null) return tooLarge(c);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return invalid(c, null, 'The body is not valid JSON');
+    }
+    const message = classify(body);
+    if (message.kind === 'invalid') return invalid(c, message.id, message.message);
+    if (message.kind === 'accepted') return c.body(null, 202, headers());
+
+    const { request } = message;
+    const caller: Caller = { token: auth.token, requestId: c.get('requestId'), signal: c.req.raw.signal };
+    try {
+      return c.json(rpcResult(request.id, await handleRequest(deps, caller, request)), 200, headers());
+    } catch (error) {
+      if (error instanceof RpcError) return c.json(rpcError(request.id, error.code, error.message, error.data), 200, headers());
+      throw error;
+    }
+  }
+
+  return async (c: Context<ApiEnv>): Promise<Response> => {
+    try {
+      return await serve(c);
+    } catch (error) {
+      const requestId = c.get('requestId');
+      deps.logger.error({ err: error, requestId }, 'unhandled error in the MCP endpoint');
+      return plain(c, 500, { error: 'Internal server error', requestId });
+    }
+  };
+}

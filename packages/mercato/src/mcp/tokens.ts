@@ -1,0 +1,244 @@
+/**
+ * Token administration (create, list, detail, edit, permissions, rotate, revoke) and MCP authentication.
+ * Tokens belong to the (appHandle, shop) that created them; another tenant's token is indistinguishable from a missing one.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/engine.ts';
+import type { AuthCache, AuthEntry } from './auth-cache.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { isUuid } from '../flows/lifecycle.ts';
+import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
+import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
+import {
+  type AuditRecord,
+  type TokenRecord,
+  getToken,
+  insertToken,
+  latestAudits,
+  listTokens,
+  rehashToken,
+  revokeToken,
+  tokenForAuth,
+  touchToken,
+  updateToken,
+} from './store.ts';
+
+export const DEFAULT_EXPIRY_DAYS = 90;
+export const MAX_EXPIRY_DAYS = 36_500;
+export const AUDITS_IN_DETAIL = 10;
+/** lastUsedAt is written at most once per this many seconds per token. */
+export const LAST_USED_INTERVAL_SECONDS = 60;
+export const MAX_NAME_LENGTH = 100;
+const DAY_MS = 86_400_000;
+
+export interface Tenant {
+  appHandle: string;
+  shop: string;
+}
+
+export interface TokenServiceDeps {
+  db: Database;
+  hasher: SecretHasher;
+  /** Every permission key a token may hold. */
+  knownPermissions: () => ReadonlySet<string>;
+  /** Apps still configured (a token of a removed app no longer authenticates). */
+  hasApp: (appHandle: string) => boolean;
+  /** Token rows kept between requests (absent: every request reads the database). */
+  cache?: AuthCache;
+  /** How long a cached row is used before it is read again (default AUTH_CACHE_TTL_MS). */
+  cacheTtlMs?: number;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkFields(body: unknown, allowed: readonly string[], shape: string): Record<string, unknown> {
+  if (!isObject(body)) throw new BadRequestError(`Body must be a JSON object: ${shape}`);
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) throw new BadRequestError(`${key}: unknown field (expected ${allowed.join(', ')})`, { field: key });
+  }
+  return body;
+}
+
+function parseName(value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new BadRequestError('name: must be a non-empty string', { field: 'name' });
+  const name = value.trim();
+  if (name.length > MAX_NAME_LENGTH) throw new BadRequestError(`name: at most ${MAX_NAME_LENGTH} characters`, { field: 'name' });
+  return name;
+}
+
+function parsePermissions(value: unknown, known: ReadonlySet<string>): string[] {
+  if (!Array.isArray(value) || !value.every((p) => typeof p === 'string')) {
+    throw new BadRequestError('permissions: must be an array of permission keys', { field: 'permissions' });
+  }
+  const unknown = value.filter((p) => !known.has(p));
+  if (unknown.length > 0) {
+    throw new BadRequestError(`permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`, {
+      field: 'permissions',
+      extra: { unknownPermissions: unknown },
+    });
+  }
+  return [...new Set(value as string[])];
+}
+
+/** The expiry of a body: undefined when neither field is given, null for "never". */
+function parseExpiry(body: Record<string, unknown>, now: number): Date | null | undefined {
+  const hasAt = body.expiresAt !== undefined;
+  const hasDays = body.expiresInDays !== undefined;
+  if (hasAt && hasDays) throw new BadRequestError('Give either expiresAt or expiresInDays, not both', { field: 'expiresAt' });
+  if (hasAt) {
+    if (body.expiresAt === null) return null;
+    const date = typeof body.expiresAt === 'string' ? new Date(body.expiresAt) : new Date(Number.NaN);
+    if (Number.isNaN(date.getTime())) throw new BadRequestError('expiresAt: must be an ISO date string or null', { field: 'expiresAt' });
+    if (date.getTime() <= now) throw new BadRequestError('expiresAt: must be in the future', { field: 'expiresAt' });
+    return date;
+  }
+  if (hasDays) {
+    const days = body.expiresInDays;
+    if (days === null) return null;
+    if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
+      throw new BadRequestError(`expiresInDays: must be a positive integer (at most ${MAX_EXPIRY_DAYS}) or null`, { field: 'expiresInDays' });
+    }
+    return new Date(now + days * DAY_MS);
+  }
+  return undefined;
+}
+
+export type AuthResult =
+  | { ok: true; token: { id: string; appHandle: string; shop: string; name: string; permissions: string[] } }
+  | { ok: false; status: 401 | 403; message: string };
+
+const BEARER_RE = /^Bearer +(\S+) *$/i;
+const INVALID = 'Unknown or invalid MCP token';
+
+export function createTokenService(deps: TokenServiceDeps) {
+  const { db, hasher } = deps;
+
+  async function mustExist(t: Tenant, id: string): Promise<TokenRecord> {
+    const token = isUuid(id) ? await getToken(db, t.appHandle, t.shop, id) : undefined;
+    if (!token) throw new NotFoundError('MCP token not found');
+    return token;
+  }
+
+  /** Runs an update of a non-revoked token: 404 when missing, 409 when revoked. */
+  async function edit(t: Tenant, id: string, fields: Parameters<typeof updateToken>[4]): Promise<TokenRecord> {
+    const existing = await mustExist(t, id);
+    if (existing.status === 'revoked') throw new ConflictError('MCP token is revoked: it can no longer be edited or rotated');
+    const updated = await updateToken(db, t.appHandle, t.shop, id, fields);
+    await deps.cache?.invalidate(id);
+    if (!updated) throw new ConflictError('MCP token is revoked: it can no longer be edited or rotated');
+    return updated;
+  }
+
+  /** The token row, from the cache when fresh, else from the database (then cached). */
+  async function load(id: string): Promise<AuthEntry | undefined> {
+    const now = Date.now();
+    const cached = deps.cache?.get(id, now, deps.cacheTtlMs ?? AUTH_CACHE_TTL_MS);
+    if (cached) return cached;
+    const readAt = deps.cache?.epoch() ?? 0;
+    const row = await tokenForAuth(db, id);
+    if (!row) return undefined;
+    const entry: AuthEntry = {
+      row,
+      loadedAt: now,
+      expiresAt: row.expiresInMs === null ? null : now + row.expiresInMs,
+      nextTouchAt: row.sinceUseMs === null ? now : now + Math.max(0, LAST_USED_INTERVAL_SECONDS * 1000 - row.sinceUseMs),
+    };
+    deps.cache?.set(id, entry, readAt);
+    return entry;
+  }
+
+  async function issueSecret(id: string) {
+    const secret = newSecret(id);
+    const { hash, keyId } = await hasher.hash(secret);
+    return { secret, hash, keyId, fingerprint: fingerprintOf(secret) };
+  }
+
+  return {
+    list: (t: Tenant) => listTokens(db, t.appHandle, t.shop),
+
+    async create(t: Tenant, raw: unknown): Promise<{ token: TokenRecord; secret: string }> {
+      const body = checkFields(raw, ['name', 'permissions', 'expiresAt', 'expiresInDays'], '{ name, permissions?, expiresAt? | expiresInDays? }');
+      const name = parseName(body.name);
+      const permissions = body.permissions === undefined ? [] : parsePermissions(body.permissions, deps.knownPermissions());
+      const now = Date.now();
+      const expiry = parseExpiry(body, now);
+      const expiresAt = expiry === undefined ? new Date(now + DEFAULT_EXPIRY_DAYS * DAY_MS) : expiry;
+      const id = randomUUID();
+      const s = await issueSecret(id);
+      const token = await insertToken(db, { id, appHandle: t.appHandle, shop: t.shop, name, permissions, hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint, expiresAt });
+      return { token, secret: s.secret };
+    },
+
+    async detail(t: Tenant, id: string): Promise<TokenRecord & { audits: AuditRecord[] }> {
+      const token = await mustExist(t, id);
+      return { ...token, audits: await latestAudits(db, t.appHandle, t.shop, id, AUDITS_IN_DETAIL) };
+    },
+
+    async patch(t: Tenant, id: string, raw: unknown): Promise<TokenRecord> {
+      const body = checkFields(raw, ['name', 'status', 'expiresAt', 'expiresInDays'], '{ name?, status?, expiresAt? | expiresInDays? }');
+      const fields: Parameters<typeof updateToken>[4] = {};
+      if (body.name !== undefined) fields.name = parseName(body.name);
+      if (body.status !== undefined) {
+        if (body.status !== 'active' && body.status !== 'disabled') {
+          throw new BadRequestError(`status: must be "active" or "disabled"${body.status === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`, { field: 'status' });
+        }
+        fields.status = body.status;
+      }
+      const expiry = parseExpiry(body, Date.now());
+      if (expiry !== undefined) fields.expiresAt = expiry;
+      if (Object.keys(fields).length === 0) throw new BadRequestError('Nothing to change: give name, status, expiresAt or expiresInDays');
+      return edit(t, id, fields);
+    },
+
+    async setPermissions(t: Tenant, id: string, raw: unknown): Promise<TokenRecord> {
+      const body = checkFields(raw, ['permissions'], '{ permissions: [<permission key>] }');
+      if (body.permissions === undefined) throw new BadRequestError('permissions: required', { field: 'permissions' });
+      return edit(t, id, { permissions: parsePermissions(body.permissions, deps.knownPermissions()) });
+    },
+
+    async rotate(t: Tenant, id: string): Promise<{ token: TokenRecord; secret: string }> {
+      const s = await issueSecret((await mustExist(t, id)).id);
+      const token = await edit(t, id, { secret: { hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint } });
+      return { token, secret: s.secret };
+    },
+
+    async revoke(t: Tenant, id: string): Promise<TokenRecord> {
+      const token = isUuid(id) ? await revokeToken(db, t.appHandle, t.shop, id) : undefined;
+      if (!token) throw new NotFoundError('MCP token not found');
+      await deps.cache?.invalidate(id);
+      return token;
+    },
+
+    /** Checks an Authorization header: 401 for missing, malformed, unknown or invalid; 403 for disabled, revoked, expired. */
+    async authenticate(header: string | undefined): Promise<AuthResult> {
+      if (header === undefined || header.trim() === '') return { ok: false, status: 401, message: 'Missing bearer token' };
+      const match = BEARER_RE.exec(header);
+      if (!match) return { ok: false, status: 401, message: 'Authorization must be "Bearer <MCP token>"' };
+      const secret = match[1]!;
+      const id = tokenIdOf(secret);
+      if (!id) return { ok: false, status: 401, message: 'Malformed MCP token' };
+      const entry = await load(id);
+      // Unknown and wrong secrets get the same answer, so the id inside a secret reveals nothing.
+      if (!entry || !(await hasher.verify(secret, { hash: entry.row.secretHash, keyId: entry.row.hashKeyId }))) return { ok: false, status: 401, message: INVALID };
+      const { row } = entry;
+      const now = Date.now();
+      if (row.status === 'revoked') return { ok: false, status: 403, message: 'MCP token is revoked' };
+      if (row.status === 'disabled') return { ok: false, status: 403, message: 'MCP token is disabled' };
+      if (entry.expiresAt !== null && now >= entry.expiresAt) return { ok: false, status: 403, message: 'MCP token has expired' };
+      if (!deps.hasApp(row.appHandle)) return { ok: false, status: 403, message: 'The app of this MCP token is no longer configured' };
+      if (now >= entry.nextTouchAt) {
+        entry.nextTouchAt = now + LAST_USED_INTERVAL_SECONDS * 1000;
+        await touchToken(db, row.id, LAST_USED_INTERVAL_SECONDS);
+      }
+      if (row.hashKeyId !== (await hasher.currentKeyId())) {
+        const next = await hasher.hash(secret);
+        await rehashToken(db, row.id, row.secretHash, next);
+        row.secretHash = next.hash;
+        row.hashKeyId = next.keyId;
+      }
+      return { ok: true, token: { id: row.id, appHandle: row.appHandle, shop: row.shop, name: row.name, permissions: row.permissions } };
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;

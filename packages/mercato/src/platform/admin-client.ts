@@ -1,0 +1,212 @@
+/**
+ * The Admin GraphQL client of one tenant (app, shop). `request()` returns `data` and:
+ * - waits and retries when the platform answers HTTP 200 with a `THROTTLED` error, for as long as the cost extension
+ *   says the bucket needs to hold the requested cost (`(requested - available) / restoreRate` seconds);
+ * - retries HTTP 429, 5xx and network failures with exponential backoff, honouring `Retry-After`;
+ * - honours the caller's AbortSignal (and the client's own, e.g. the run's) during requests and waits;
+ * - throws AdminGraphqlError for GraphQL errors, AdminHttpError for other HTTP failures, NotInstalledError without an
+ *   active installation.
+ * `raw()` sends once and returns `{ status, body }` untouched (the MCP GraphQL tool passes errors back as they are).
+ */
+import type { AdminGraphqlClient } from '../app/types.ts';
+import type { Logger } from '../logger.ts';
+import { AdminGraphqlError, AdminHttpError, AdminThrottledError, type GraphqlErrorEntry, type QueryCost } from './errors.ts';
+import { adminGraphqlUrl } from './origin.ts';
+
+export interface AdminRetryOptions {
+  /** Retries of HTTP 429, 5xx and network failures. Default 4. */
+  maxRetries: number;
+  /** First backoff delay; doubled each retry. Default 500 ms. */
+  initialDelayMs: number;
+  /** Upper bound of a backoff delay (not of Retry-After). Default 30 s. */
+  maxDelayMs: number;
+  /** Waits for a THROTTLED answer before giving up. Default 10. */
+  maxThrottleRetries: number;
+  /** Time limit of one HTTP attempt. Default 30 s. */
+  timeoutMs: number;
+}
+
+export const DEFAULT_ADMIN_RETRY: Readonly<AdminRetryOptions> = Object.freeze({
+  maxRetries: 4,
+  initialDelayMs: 500,
+  maxDelayMs: 30_000,
+  maxThrottleRetries: 10,
+  timeoutMs: 30_000,
+});
+
+export interface RequestOptions {
+  variables?: Record<string, unknown>;
+  /** Default: the client's version (the configured `shopify.apiVersion`, else the latest stable). */
+  apiVersion?: string;
+  signal?: AbortSignal;
+  operationName?: string;
+}
+
+export interface RawResponse {
+  status: number;
+  /** The parsed JSON body, or the text when it is not JSON. */
+  body: unknown;
+}
+
+export interface AdminClientOptions {
+  shop: string;
+  apiVersion: string;
+  platformOrigin?: string;
+  /** Resolves the access token for each request (throws NotInstalledError when there is none). */
+  accessToken: () => Promise<string>;
+  /** Aborts every request of this client (for `ctx.admin`: the run's signal). */
+  signal?: AbortSignal;
+  retry?: Partial<AdminRetryOptions>;
+  logger?: Logger;
+}
+
+/** Extra time added to a computed throttle wait, so the bucket has surely refilled. */
+const THROTTLE_MARGIN_MS = 50;
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `Retry-After` in ms: delta seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const value = header.trim();
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** How long until the bucket holds the requested cost, per the cost extension; undefined when it cannot tell. */
+export function throttleWaitMs(cost: QueryCost | undefined): number | undefined {
+  const status = cost?.throttleStatus;
+  const requested = cost?.requestedQueryCost;
+  if (!status || typeof requested !== 'number' || !(status.restoreRate > 0)) return undefined;
+  const missing = Math.max(0, requested - status.currentlyAvailable);
+  return Math.ceil((missing / status.restoreRate) * 1000) + THROTTLE_MARGIN_MS;
+}
+
+function isThrottled(body: { errors?: unknown }): boolean {
+  return Array.isArray(body.errors) && body.errors.some((e) => (e as GraphqlErrorEntry)?.extensions?.code === 'THROTTLED');
+}
+
+export class AdminClient implements AdminGraphqlClient {
+  readonly shop: string;
+  readonly apiVersion: string;
+  private readonly retry: AdminRetryOptions;
+
+  constructor(private readonly options: AdminClientOptions) {
+    this.shop = options.shop;
+    this.apiVersion = options.apiVersion;
+    this.retry = { ...DEFAULT_ADMIN_RETRY, ...options.retry };
+  }
+
+  private signalFor(signal?: AbortSignal): AbortSignal | undefined {
+    const signals = [this.options.signal, signal].filter((s): s is AbortSignal => s !== undefined);
+    return signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+  }
+
+  private async send(query: string, options: RequestOptions, signal: AbortSignal | undefined): Promise<Response> {
+    const token = await this.options.accessToken();
+    const timeout = AbortSignal.timeout(this.retry.timeoutMs);
+    const body: Record<string, unknown> = { query, variables: options.variables ?? {} };
+    if (options.operationName) body.operationName = options.operationName;
+    return fetch(adminGraphqlUrl(this.shop, options.apiVersion ?? this.apiVersion, this.options.platformOrigin), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'x-shopify-access-token': token },
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
+  }
+
+  private backoff(retry: number): number {
+    const base = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** retry);
+    return Math.round(base * (0.8 + Math.random() * 0.4));
+  }
+
+  /** Sends a query or mutation and returns its `data`. */
+  async request<T = any>(query: string, options: RequestOptions = {}): Promise<T> {
+    const signal = this.signalFor(options.signal);
+    let retries = 0;
+    let throttles = 0;
+    for (;;) {
+      signal?.throwIfAborted();
+      let res: Response;
+      try {
+        res = await this.send(query, options, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (!(error instanceof TypeError || (error as Error)?.name === 'TimeoutError')) throw error; // NotInstalledError, secrets errors
+        if (retries >= this.retry.maxRetries) {
+          throw new AdminHttpError(this.shop, null, null, `Admin API request to ${this.shop} failed after ${retries + 1} attempts: ${(error as Error).message}`);
+        }
+        await sleep(this.backoff(retries++), signal);
+        continue;
+      }
+      const text = await res.text();
+      if (res.status === 429 || res.status >= 500) {
+        if (retries >= this.retry.maxRetries) throw new AdminHttpError(this.shop, res.status, parseBody(text));
+        const delay = retryAfterMs(res.headers.get('retry-after')) ?? this.backoff(retries);
+        retries++;
+        this.options.logger?.debug({ shop: this.shop, status: res.status, delayMs: delay }, 'Admin API retry');
+        await sleep(delay, signal);
+        continue;
+      }
+      const body = parseBody(text);
+      if (!res.ok) throw new AdminHttpError(this.shop, res.status, body);
+      if (typeof body !== 'object' || body === null) throw new AdminHttpError(this.shop, res.status, body, `Admin API answer from ${this.shop} is not a JSON object`);
+      const payload = body as { data?: unknown; errors?: unknown; extensions?: Record<string, unknown> };
+      if (isThrottled(payload)) {
+        const cost = payload.extensions?.cost as QueryCost | undefined;
+        const errors = payload.errors as GraphqlErrorEntry[];
+        if (cost && typeof cost.requestedQueryCost === 'number' && cost.requestedQueryCost > cost.throttleStatus?.maximumAvailable) {
+          throw new AdminGraphqlError(this.shop, errors, null, payload.extensions); // can never fit in the bucket
+        }
+        if (throttles >= this.retry.maxThrottleRetries) throw new AdminThrottledError(this.shop, errors, payload.extensions, throttles + 1);
+        const delay = throttleWaitMs(cost) ?? this.backoff(throttles);
+        throttles++;
+        this.options.logger?.debug({ shop: this.shop, delayMs: delay, cost }, 'Admin API throttled; waiting');
+        await sleep(delay, signal);
+        continue;
+      }
+      if (Array.isArray(payload.errors) && payload.errors.length > 0) {
+        throw new AdminGraphqlError(this.shop, payload.errors as GraphqlErrorEntry[], payload.data ?? null, payload.extensions);
+      }
+      return payload.data as T;
+    }
+  }
+
+  /** Sends once and returns the status and the body as the platform answered (no retries, no error mapping). */
+  async raw(query: string, options: RequestOptions = {}): Promise<RawResponse> {
+    const signal = this.signalFor(options.signal);
+    let res: Response;
+    try {
+      res = await this.send(query, options, signal);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (error instanceof TypeError || (error as Error)?.name === 'TimeoutError') {
+        throw new AdminHttpError(this.shop, null, null, `Admin API request to ${this.shop} failed: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+    return { status: res.status, body: parseBody(await res.text()) };
+  }
+}
+
+function parseBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Installation on first contact: the first valid session token of a shop without an active installation triggers a
+ * token exchange and stores the installation. Concurrent first requests exchange once: in one process they share
+ * one promise per (app, shop); across processes a transaction-scoped advisory lock serialises them and the second
+ * one finds the installation already made.
+ *
+ * A failed exchange (platform unreachable, refusal) is logged and does not fail the admin request; the next attempt
+ * for that (app, shop) waits `failureBackoffMs` (default 30 s). See docs/platform.md.
+ */
+import { sql } from 'drizzle-orm';
+import type { MiddlewareHandler } from 'hono';
+import type { ResolvedApp } from '../app/platform.ts';
+import type { Database } from '../db/engine.ts';
+import { execOn } from '../flows/store.ts';
+import type { ApiEnv } from '../http/types.ts';
+import type { Logger } from '../logger.ts';
+import type { Secrets } from '../secrets/types.ts';
+import { isInstalled, saveInstallation } from './installations.ts';
+import { exchangeSessionToken } from './token-exchange.ts';
+
+export const DEFAULT_INSTALL_FAILURE_BACKOFF_MS = 30_000;
+
+export type InstallOutcome = 'exists' | 'installed' | 'skipped' | 'failed';
+
+export interface InstallerDeps {
+  db: Database;
+  secrets: Secrets;
+  logger: Logger;
+  platformOrigin?: string;
+  failureBackoffMs?: number;
+}
+
+export interface Installer {
+  /** Makes sure (app, shop) is installed, exchanging `sessionToken` when it is not. Platform failures never throw. */
+  ensureInstalled(app: ResolvedApp, shop: string, sessionToken: string): Promise<InstallOutcome>;
+  /** Counters for tests and diagnostics. */
+  readonly stats: { exchanges: number; failures: number };
+}
+
+export function createInstaller(deps: InstallerDeps): Installer {
+  const inflight = new Map<string, Promise<InstallOutcome>>();
+  const failedUntil = new Map<string, number>();
+  const backoff = deps.failureBackoffMs ?? DEFAULT_INSTALL_FAILURE_BACKOFF_MS;
+  const stats = { exchanges: 0, failures: 0 };
+  const exec = execOn(deps.db.orm);
+
+  const install = async (app: ResolvedApp, shop: string, sessionToken: string): Promise<InstallOutcome> => {
+    const key = `${app.handle}/${shop}`;
+    try {
+      return await deps.db.orm.transaction(async (tx) => {
+        const txExec = execOn(tx);
+        await txExec(sql`select pg_advisory_xact_lock(hashtextextended(${`installation/${key}`}, 0))`);
+        if (await isInstalled(txExec, app.handle, shop)) return 'exists' as const;
+        stats.exchanges++;
+        const token = await exchangeSessionToken({ app, shop, sessionToken, platformOrigin: deps.platformOrigin });
+        await saveInstallation(txExec, deps.secrets, { appHandle: app.handle, shop, accessToken: token.accessToken, scopes: token.scopes });
+        deps.logger.info({ appHandle: app.handle, shop, scopes: token.scopes }, 'app installed on shop (token exchange)');
+        return 'installed' as const;
+      });
+    } catch (error) {
+      stats.failures++;
+      failedUntil.set(key, Date.now() + backoff);
+      deps.logger.warn({ appHandle: app.handle, shop, error: (error as Error).message }, `installation failed; retried on a session token after ${backoff} ms`);
+      return 'failed';
+    }
+  };
+
+  return {
+    stats,
+    async ensureInstalled(app, shop, sessionToken) {
+      if (await isInstalled(exec, app.handle, shop)) return 'exists';
+      const key = `${app.handle}/${shop}`;
+      const until = failedUntil.get(key);
+      if (until !== undefined) {
+        if (Date.now() < until) return 'skipped';
+        failedUntil.delete(key);
+      }
+      let pending = inflight.get(key);
+      if (!pending) {
+        pending = install(app, shop, sessionToken).finally(() => inflight.delete(key));
+        inflight.set(key, pending);
+      }
+      return pending;
+    },
+  };
+}
+
+const BEARER_RE = /^Bearer +(\S+) *$/i;
+
+/** Runs after session auth on /api/*: installs the authenticated (app, shop) when needed, then continues. */
+export function installationMiddleware(installer: Installer): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    const tenant = c.get('tenant');
+    const token = BEARER_RE.exec(c.req.header('authorization') ?? '')?.[1];
+    if (tenant && token) await installer.ensureInstalled(tenant.app, tenant.shop, token);
+    await next();
+  };
+}

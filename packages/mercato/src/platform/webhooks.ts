@@ -1,0 +1,143 @@
+/**
+ * `POST /webhooks`: the platform's webhook deliveries. Not under /api and without session auth; instead:
+ * 1. the HMAC (`X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body bytes) must match one of the apps'
+ *    secrets — 401 before anything else is looked at;
+ * 2. the headers are checked (topic, shop domain, webhook id) and the body must be JSON — else 400;
+ * 3. a topic with a handler is dispatched as a run of `webhook:<topic>` (trigger `webhook`) in the same transaction
+ *    that records the delivery id, so a delivery is enqueued exactly once: a webhook id (or an event id of the same
+ *    topic) already accepted for the app is acknowledged with 200 and ignored;
+ * 4. an unknown topic is recorded, logged and acknowledged with 200.
+ * The answer is sent as soon as the run is committed; the handler runs in a worker. See docs/webhooks.md.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { normalizeShopDomain } from '../app/shop.ts';
+import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
+import type { Database } from '../db/engine.ts';
+import type { DispatchFn } from '../flows/dispatch.ts';
+import type { FlowRegistry } from '../flows/registry.ts';
+import { type Exec, execOn } from '../flows/store.ts';
+import { BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
+import type { ApiEnv } from '../http/types.ts';
+import type { Logger } from '../logger.ts';
+import { WEBHOOK_TRIGGER, type WebhookInput, webhookFlowName } from './webhook-flows.ts';
+
+export const WEBHOOK_PATH = '/webhooks';
+/** Largest webhook body accepted. */
+export const MAX_WEBHOOK_BODY_BYTES = 5 * 1024 * 1024;
+export const HMAC_HEADER = 'x-shopify-hmac-sha256';
+
+export interface WebhookDeliveryRecord {
+  appHandle: string;
+  webhookId: string;
+  eventId: string | null;
+  shop: string;
+  topic: string;
+  runId: string | null;
+}
+
+/** Records an accepted delivery; false when its webhook id (or event id for the topic) was already accepted. */
+export async function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
+  const rows = await exec(sql`
+    insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
+    values (${d.appHandle}, ${d.webhookId}, ${d.eventId}, ${d.shop}, ${d.topic}, ${d.runId}::uuid)
+    on conflict do nothing
+    returning webhook_id`);
+  return rows.length > 0;
+}
+
+/** The app whose secret signed these bytes, compared in constant time; undefined when none did. */
+export function verifyWebhookHmac(apps: readonly ResolvedApp[], body: Uint8Array, header: string | undefined): ResolvedApp | undefined {
+  if (!header || !/^[A-Za-z0-9+/]+={0,2}$/.test(header.trim())) return undefined;
+  const given = Buffer.from(header.trim(), 'base64');
+  let match: ResolvedApp | undefined;
+  for (const app of apps) {
+    if (!app.apiSecret) continue;
+    const expected = createHmac('sha256', app.apiSecret).update(body).digest();
+    // every app is checked, so the time taken does not tell which one matched
+    if (given.length === expected.length && timingSafeEqual(given, expected) && !match) match = app;
+  }
+  return match;
+}
+
+class DuplicateDelivery extends Error {}
+
+export interface WebhookRouterDeps {
+  db: Database;
+  platform: Pick<ResolvedPlatform, 'apps'>;
+  registry: Pick<FlowRegistry, 'get'>;
+  dispatch: DispatchFn;
+  logger: Logger;
+}
+
+function header(headers: Headers, name: string): string | null {
+  const value = headers.get(name)?.trim();
+  return value ? value : null;
+}
+
+export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+  app.post(
+    '/',
+    bodyLimit({
+      maxSize: MAX_WEBHOOK_BODY_BYTES,
+      onError: () => {
+        throw new PayloadTooLargeError(`Webhook body must be at most ${MAX_WEBHOOK_BODY_BYTES} bytes`);
+      },
+    }),
+    async (c) => {
+      const raw = new Uint8Array(await c.req.arrayBuffer());
+      const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
+      if (!signer) throw new UnauthorizedError('Invalid webhook signature');
+
+      const h = c.req.raw.headers;
+      const topic = header(h, 'x-shopify-topic');
+      const shopHeader = header(h, 'x-shopify-shop-domain');
+      const webhookId = header(h, 'x-shopify-webhook-id');
+      if (!topic || !/^[a-z0-9_]+\/[a-z0-9_]+$/.test(topic)) throw new BadRequestError('X-Shopify-Topic: missing or not a topic', { field: 'X-Shopify-Topic' });
+      const shop = normalizeShopDomain(shopHeader);
+      if (!shop) throw new BadRequestError('X-Shopify-Shop-Domain: missing or not a shop domain', { field: 'X-Shopify-Shop-Domain' });
+      if (!webhookId || webhookId.length > 255) throw new BadRequestError('X-Shopify-Webhook-Id: missing', { field: 'X-Shopify-Webhook-Id' });
+      const eventId = header(h, 'x-shopify-event-id');
+      const triggeredAtRaw = header(h, 'x-shopify-triggered-at');
+      const triggeredAt = triggeredAtRaw && !Number.isNaN(Date.parse(triggeredAtRaw)) ? new Date(triggeredAtRaw).toISOString() : null;
+      let payload: unknown;
+      try {
+        payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+      } catch {
+        throw new BadRequestError('Webhook body must be JSON');
+      }
+
+      const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: eventId?.slice(0, 255) ?? null, shop, topic, runId: null };
+      const flowName = webhookFlowName(topic);
+      const log = { appHandle: signer.handle, shop, topic, webhookId };
+      if (!deps.registry.get(flowName)) {
+        const fresh = await recordDelivery(execOn(deps.db.orm), delivery);
+        deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
+        return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
+      }
+      const input: WebhookInput = { topic, webhookId, eventId: delivery.eventId, triggeredAt, apiVersion: header(h, 'x-shopify-api-version'), payload };
+      try {
+        const { runId } = await deps.dispatch({
+          appHandle: signer.handle,
+          shop,
+          flowName,
+          input,
+          trigger: WEBHOOK_TRIGGER as 'webhook',
+          within: async (exec, id) => {
+            if (!(await recordDelivery(exec, { ...delivery, runId: id }))) throw new DuplicateDelivery();
+          },
+        });
+        deps.logger.debug({ ...log, runId }, 'webhook accepted');
+        return c.json({ ok: true, runId });
+      } catch (error) {
+        if (!(error instanceof DuplicateDelivery)) throw error;
+        deps.logger.info(log, 'duplicate webhook ignored');
+        return c.json({ ok: true, duplicate: true });
+      }
+    },
+  );
+  return app;
+}

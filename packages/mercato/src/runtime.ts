@@ -1,0 +1,114 @@
+/**
+ * The runtime: one validated app instance bound to its environment, database, logger and secrets.
+ * `mercato dev`, `mercato start`, `mercato worker` and the tests all build one with createRuntime().
+ */
+import type { MercatoInstance } from './app/app.ts';
+import { type RunMode, type RuntimeEnv, loadRuntimeEnv } from './app/env.ts';
+import { type ResolvedPlatform, resolvePlatform } from './app/platform.ts';
+import type { ResolvedConfig } from './app/types.ts';
+import { type Database, openDatabase } from './db/engine.ts';
+import { migrate } from './db/migrate.ts';
+import { type Logger, createLogger } from './logger.ts';
+import { createSecrets } from './secrets/index.ts';
+import type { Secrets } from './secrets/types.ts';
+import { MERCATO_VERSION } from './version.ts';
+import { type DispatchFn, createDispatcher } from './flows/dispatch.ts';
+import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
+import { webhookFlows } from './platform/webhook-flows.ts';
+import { BadRequestError } from './http/errors.ts';
+
+export interface Runtime {
+  readonly instance: MercatoInstance<any, any>;
+  readonly config: ResolvedConfig<any, any>;
+  readonly platform: ResolvedPlatform;
+  readonly env: RuntimeEnv;
+  readonly mode: RunMode;
+  readonly projectDir: string;
+  readonly db: Database;
+  readonly logger: Logger;
+  readonly secrets: Secrets;
+  readonly version: string;
+  readonly registry: FlowRegistry;
+  /** The one dispatch function (API, dispatchFlow, crons, MCP, webhooks, ctx.dispatchFlow). */
+  readonly dispatch: DispatchFn;
+  /** Register cleanup run by close(), in reverse order of registration. */
+  onClose(fn: () => Promise<void> | void): void;
+  close(): Promise<void>;
+}
+
+/** The app a dispatch is for: the named one, or the only app in single-app mode (400 otherwise). */
+export function resolveAppHandle(platform: Pick<ResolvedPlatform, 'apps' | 'byHandle'>, shopifyApp: string | undefined): string {
+  const app = shopifyApp !== undefined ? platform.byHandle(shopifyApp) : platform.apps.length === 1 ? platform.apps[0] : undefined;
+  if (!app) throw new BadRequestError(shopifyApp !== undefined ? `shopifyApp: unknown app handle "${shopifyApp}"` : 'shopifyApp: required in multi-app mode', { field: 'shopifyApp' });
+  return app.handle;
+}
+
+export interface CreateRuntimeOptions {
+  instance: MercatoInstance<any, any>;
+  projectDir: string;
+  mode: RunMode;
+  /** Defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Use this database instead of opening one (tests); the runtime does not close it. */
+  db?: Database;
+  logger?: Logger;
+  /** Apply migrations at start-up (default true). */
+  migrate?: boolean;
+}
+
+export async function createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
+  const rawEnv = options.env ?? process.env;
+  const env = loadRuntimeEnv(rawEnv, { projectDir: options.projectDir, mode: options.mode });
+  const logger = options.logger ?? createLogger({ level: env.logLevel, pretty: options.mode === 'dev' });
+  const platform = resolvePlatform(options.instance.config.shopify, rawEnv, options.projectDir);
+  const secrets = createSecrets({ key: env.encryptionKey, previousKeys: env.previousEncryptionKeys, production: env.production, logger });
+  const ownsDb = !options.db;
+  const db =
+    options.db ??
+    (await openDatabase(env.databaseUrl ? { url: env.databaseUrl, applicationName: `mercato-${options.mode}` } : { dataDir: env.dataDir }));
+  const closers: Array<() => Promise<void> | void> = [];
+  if (ownsDb) closers.push(() => db.close());
+  try {
+    if (options.migrate !== false) await migrate(db);
+  } catch (error) {
+    if (ownsDb) await db.close();
+    throw error;
+  }
+  // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
+  const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
+  const dispatch = createDispatcher({ db, registry, config: options.instance.config });
+  closers.push(
+    options.instance.bindDispatcher(async (o) =>
+      dispatch({ appHandle: resolveAppHandle(platform, o.shopifyApp), shop: o.shop ?? null, flowName: o.flowName, input: o.input, trigger: 'dispatch', retryPolicy: o.retryPolicy }),
+    ),
+  );
+  let closed = false;
+  return {
+    instance: options.instance,
+    config: options.instance.config,
+    platform,
+    env,
+    mode: options.mode,
+    projectDir: options.projectDir,
+    db,
+    logger,
+    secrets,
+    version: MERCATO_VERSION,
+    registry,
+    dispatch,
+    onClose(fn) {
+      closers.push(fn);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (error) {
+          logger.error({ err: error }, 'error while closing the runtime');
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/** Composition of the HTTP surface: the API groups of every capability, plus dev-only extras. */
+import type { Hono } from 'hono';
+import { mountAdminUi } from './admin/index.ts';
+import { DEV_SHOPS, PREVIEW_PREFIX, createPreviewRouter } from './dev/preview.ts';
+import { createHttpApp, startHttpServer } from './http/server.ts';
+import type { ApiRouteGroup } from './http/types.ts';
+import type { Runtime } from './runtime.ts';
+import { prepareRoutes } from './routes/index.ts';
+import { installationDirectory } from './platform/directory.ts';
+import { flowsApi } from './flows/router.ts';
+import { watchApi } from './flows/watch.ts';
+import { logsApi } from './logs/router.ts';
+import { providersApi } from './providers/router.ts';
+import { cronsApi } from './crons/router.ts';
+import { mcpOf } from './mcp/wiring.ts';
+import { functionsApiOf } from './functions/router.ts';
+import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
+
+/** The /api groups of every capability. Capabilities add theirs here as they arrive. */
+export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
+  return [
+    ...flowsApi({ db: runtime.db, registry: runtime.registry, dispatch: runtime.dispatch, config: runtime.config }),
+    ...watchApi({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }),
+    ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
+    ...cronsApi({ db: runtime.db, crons: runtime.config.crons }),
+    ...functionsApiOf(runtime),
+    ...logsApi({ db: runtime.db, logger: runtime.logger }),
+    ...mcpOf(runtime).api,
+  ];
+}
+
+export interface ServeOptions {
+  port: number;
+  hostname: string;
+  /** Mount the admin preview (mercato dev only). */
+  preview?: boolean;
+  /** The shops the admin preview offers (default: the two demo shops); `mercato dev` gives the simulator's. */
+  previewShops?: () => string[] | Promise<string[]>;
+  /** Mounts the app's public routes (loaded by serve() from `<project>/routes`). */
+  mountRoutes?: (app: Hono<any>) => void;
+}
+
+export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview' | 'previewShops' | 'mountRoutes'> = {}): Hono<any> {
+  const installer = createInstaller({ db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, platformOrigin: runtime.env.platformOrigin });
+  return createHttpApp(runtime, {
+    groups: apiGroups(runtime),
+    afterAuth: [installationMiddleware(installer)],
+    extra: (app) => {
+      mcpOf(runtime).mount(app);
+      app.route(WEBHOOK_PATH, webhookRouter({ db: runtime.db, platform: runtime.platform, registry: runtime.registry, dispatch: runtime.dispatch, logger: runtime.logger }));
+      if (options.preview) {
+        app.route(
+          PREVIEW_PREFIX,
+          createPreviewRouter({
+            platform: runtime.platform,
+            shops: options.previewShops ?? (() => DEV_SHOPS),
+            isProduction: () => process.env.NODE_ENV === 'production',
+          }),
+        );
+      }
+      options.mountRoutes?.(app);
+      // Last: the admin UI answers the GETs nothing above claimed (client-side routes get index.html).
+      mountAdminUi(app, { platform: runtime.platform, previewPath: options.preview ? PREVIEW_PREFIX : null, version: runtime.version });
+    },
+  });
+}
+
+export async function serve(runtime: Runtime, options: ServeOptions) {
+  const routes = await prepareRoutes(runtime, installationDirectory(runtime.db));
+  const app = buildApp(runtime, { preview: options.preview, previewShops: options.previewShops, mountRoutes: routes.mount });
+  const server = await startHttpServer(app, { port: options.port, hostname: options.hostname });
+  runtime.onClose(() => server.close());
+  return server;
+}

@@ -1,0 +1,32 @@
+import type { Runtime } from '../runtime.ts';
+import { Worker } from './worker.ts';
+import { createConnectors } from '../providers/service.ts';
+import { adminClientFor } from '../platform/index.ts';
+
+export { Worker, DEFAULT_MAX_LOST_LEASES, type WorkerOptions } from './worker.ts';
+
+/** Starts a worker on the runtime's database; it is stopped gracefully when the runtime closes. */
+export async function startWorker(runtime: Runtime, options: { concurrency?: number; heartbeatIntervalMs?: number } = {}): Promise<Worker> {
+  const worker = new Worker({
+    db: runtime.db,
+    engine: {
+      registry: runtime.registry,
+      config: runtime.config,
+      logger: runtime.logger,
+      adminClient: (appHandle, shop, signal) =>
+        adminClientFor({ db: runtime.db, secrets: runtime.secrets, platform: runtime.platform, platformOrigin: runtime.env.platformOrigin, logger: runtime.logger }, appHandle, shop, signal),
+      connectors: (appHandle, shop) => createConnectors({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, appHandle, shop) as any,
+      dispatch: ({ appHandle, shop, flowName, input, trigger, retryPolicy, parentRunId }) =>
+        runtime.dispatch({ appHandle, shop: shop ?? null, flowName, input, trigger: trigger as any, retryPolicy, parentRunId }),
+    },
+    config: runtime.config.worker,
+    concurrency: options.concurrency,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    logger: runtime.logger,
+  });
+  await worker.start();
+  runtime.onClose(async () => {
+    await worker.stop();
+  });
+  return worker;
+}

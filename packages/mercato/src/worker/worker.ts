@@ -1,0 +1,196 @@
+/**
+ * The worker: claims due runs up to its free slots (FOR UPDATE SKIP LOCKED, database clock), executes them,
+ * keeps their leases alive with heartbeats, reacts to cancels at once (LISTEN/NOTIFY), and stops gracefully.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { WorkerConfig } from '../app/types.ts';
+import type { Database } from '../db/engine.ts';
+import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
+import { CANCEL_CHANNEL, RUNS_CHANNEL, claimRuns, execOn, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store.ts';
+import type { Logger } from '../logger.ts';
+
+/** A run whose worker died this many times is failed instead of being reclaimed again. */
+export const DEFAULT_MAX_LOST_LEASES = 3;
+
+export interface WorkerOptions {
+  db: Database;
+  engine: Omit<EngineDeps, 'exec'>;
+  config: WorkerConfig;
+  /** Overrides config.concurrency (the CLI flag). */
+  concurrency?: number;
+  logger: Logger;
+  workerId?: string;
+  maxLostLeases?: number;
+  /** Default: min(leaseDurationMs / 3, 1000). */
+  heartbeatIntervalMs?: number;
+}
+
+export interface WorkerStats {
+  claimed: number;
+  completedExecutions: number;
+  polls: number;
+  emptyPolls: number;
+  wakeups: number;
+}
+
+export class Worker {
+  readonly id: string;
+  readonly concurrency: number;
+  readonly stats: WorkerStats = { claimed: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
+  private readonly active = new Map<string, RunExecution>();
+  private readonly exec;
+  private stopping = false;
+  private loopDone: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private pendingWake = false;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private lastHeartbeatOk = Date.now();
+  private unlisten: Array<() => Promise<void>> = [];
+  private claimSeq = 0;
+  private lastRecovery = 0;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.concurrency = options.concurrency ?? options.config.concurrency;
+    this.exec = execOn(options.db.orm);
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  async start(): Promise<void> {
+    if (this.loopDone) return;
+    const { db } = this.options;
+    this.unlisten.push(
+      await db.listen(RUNS_CHANNEL, () => {
+        this.stats.wakeups++;
+        this.signal();
+      }),
+    );
+    this.unlisten.push(await db.listen(CANCEL_CHANNEL, (runId) => this.active.get(runId)?.interrupt('canceled')));
+    const hb = this.options.heartbeatIntervalMs ?? Math.min(this.options.config.leaseDurationMs / 3, 1000);
+    this.heartbeatTimer = setInterval(() => void this.beat(), hb);
+    this.heartbeatTimer.unref?.();
+    this.loopDone = this.loop();
+  }
+
+  /** Stop claiming; let active runs finish within leaseDurationMs; hand the rest back for another worker. */
+  async stop(): Promise<{ finished: number; released: number }> {
+    if (!this.loopDone) return { finished: 0, released: 0 };
+    this.stopping = true;
+    this.signal();
+    await this.loopDone;
+    const before = this.active.size;
+    const deadline = this.options.config.leaseDurationMs;
+    await Promise.race([Promise.all([...this.active.values()].map((r) => r.done)), sleep(deadline)]);
+    const leftovers = new Map([...this.active.values()].map((r) => [r.runId, r.leaseToken]));
+    for (const r of this.active.values()) r.interrupt('worker-stopping');
+    let released = 0;
+    if (leftovers.size > 0) {
+      released = (await releaseRuns(this.exec, leftovers).catch(() => [])).length;
+      this.options.logger.warn({ workerId: this.id, released }, 'worker stopped before some runs finished; they were handed back');
+    }
+    clearInterval(this.heartbeatTimer);
+    for (const fn of this.unlisten) await fn().catch(() => {});
+    this.unlisten = [];
+    return { finished: before - leftovers.size, released };
+  }
+
+  private signal() {
+    this.pendingWake = true;
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    const { config, logger } = this.options;
+    let emptyPolls = 0;
+    while (!this.stopping) {
+      let delay: number;
+      try {
+        const free = this.concurrency - this.active.size;
+        this.pendingWake = false;
+        if (free <= 0) {
+          delay = config.pollIntervalMs;
+        } else {
+          await this.recover();
+          const token = `${this.id}/${++this.claimSeq}`;
+          const claimed = await claimRuns(this.exec, token, free, config.leaseDurationMs);
+          this.stats.polls++;
+          for (const run of claimed) this.launch(run, token);
+          if (claimed.length > 0) {
+            emptyPolls = 0;
+            this.stats.claimed += claimed.length;
+            continue; // there may be more due runs for the remaining slots
+          }
+          this.stats.emptyPolls++;
+          emptyPolls++;
+          delay = Math.min(config.pollIntervalMs * config.pollBackoffCoefficient ** (emptyPolls - 1), config.pollMaxIntervalMs);
+          const nextDue = await msUntilNextDue(this.exec);
+          if (nextDue !== null) delay = Math.min(delay, Math.max(nextDue, 5));
+        }
+      } catch (error) {
+        logger.error({ err: error, workerId: this.id }, 'worker poll failed; retrying');
+        delay = config.pollIntervalMs;
+      }
+      if (this.pendingWake) {
+        emptyPolls = 0;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = undefined;
+      if (this.pendingWake) emptyPolls = 0;
+    }
+  }
+
+  private launch(run: Parameters<typeof executeRun>[1], token: string) {
+    const execution = executeRun({ ...this.options.engine, exec: this.exec }, run, token);
+    this.active.set(run.id, execution);
+    void execution.done.finally(() => {
+      if (this.active.get(run.id) === execution) this.active.delete(run.id);
+      this.stats.completedExecutions++;
+      this.signal(); // a slot is free
+    });
+  }
+
+  /** Expired leases are recovered at most once per poll interval by each worker. */
+  private async recover() {
+    const now = Date.now();
+    if (now - this.lastRecovery < this.options.config.pollIntervalMs) return;
+    this.lastRecovery = now;
+    const recovered = await recoverExpiredLeases(this.exec, this.options.maxLostLeases ?? DEFAULT_MAX_LOST_LEASES);
+    for (const r of recovered) {
+      this.options.logger.warn({ runId: r.id, status: r.status }, r.status === 'failed' ? 'run failed: its workers kept dying' : 'reclaimed a run whose lease expired');
+    }
+  }
+
+  private async beat() {
+    if (this.active.size === 0) {
+      this.lastHeartbeatOk = Date.now();
+      return;
+    }
+    const leases = new Map([...this.active.values()].map((r) => [r.runId, r.leaseToken]));
+    try {
+      const owned = await heartbeat(this.exec, leases, this.options.config.leaseDurationMs);
+      this.lastHeartbeatOk = Date.now();
+      for (const [id] of leases) if (!owned.has(id)) this.active.get(id)?.interrupt('canceled');
+    } catch (error) {
+      this.options.logger.warn({ err: error, workerId: this.id }, 'heartbeat failed');
+      if (Date.now() - this.lastHeartbeatOk > this.options.config.leaseDurationMs) {
+        for (const r of this.active.values()) r.interrupt('lease-lost');
+      }
+    }
+  }
+}
+
+function sleep(ms: number) {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+}

@@ -1,0 +1,143 @@
+/**
+ * The browser test harness: `mercato dev` as a child process on a free port (with its platform simulator and admin
+ * preview), Debian's Chromium driven by playwright-core, console and network watchers, and screenshots written to
+ * test-artifacts/admin-ui/.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/admin-ui/', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/mercato.js', import.meta.url));
+
+export interface DevServer {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** `mercato dev --port 0` in `projectDir`, on a fresh embedded database (or the given PostgreSQL one); resolves once it listens. */
+export async function startDev(projectDir: string, options: { databaseUrl?: string } = {}): Promise<DevServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mercato-ui-db-'));
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`mercato dev did not start in 60 s:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`mercato dev exited with ${code} before listening:\n${output}`));
+    });
+  });
+  return {
+    url,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(killer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Watched {
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  /** Console errors and uncaught exceptions since the last `take()`. */
+  errors: string[];
+  /** Requests to any origin other than the server's. */
+  foreign: string[];
+  requests: { method: string; url: string }[];
+  close(): Promise<void>;
+}
+
+export async function launch(origin: string): Promise<Watched> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true, baseURL: origin });
+  context.setDefaultTimeout(10_000);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const foreign: string[] = [];
+  const requests: { method: string; url: string }[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+  });
+  page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
+  page.on('request', (req) => {
+    const url = req.url();
+    requests.push({ method: req.method(), url });
+    if (!url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:')) foreign.push(url);
+  });
+  return {
+    browser,
+    context,
+    page,
+    errors,
+    foreign,
+    requests,
+    async close() {
+      await context.close().catch(() => {});
+      await browser.close().catch(() => {});
+    },
+  };
+}
+
+export function resetArtifacts(): void {
+  if (existsSync(ARTIFACTS)) rmSync(ARTIFACTS, { recursive: true, force: true });
+  mkdirSync(ARTIFACTS, { recursive: true });
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  // Toasts are left out so they do not cover the page (they are checked by the tests themselves).
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true, style: '.Polaris-Frame-ToastManager { display: none !important; }' });
+}
+
+/** The texts an input's aria-describedby points at (Polaris puts a field's error and help text there). */
+export async function describedBy(page: Page, label: string | RegExp): Promise<string> {
+  const input = page.getByLabel(label, { exact: typeof label === 'string' }).first();
+  const ids = (await input.getAttribute('aria-describedby')) ?? '';
+  const texts: string[] = [];
+  for (const id of ids.split(/\s+/).filter(Boolean)) texts.push((await page.locator(`[id="${id}"]`).textContent()) ?? '');
+  return texts.join(' | ');
+}
+
+/** Clicks a page-level action, opening Polaris' "More actions" menu when the action is rolled up in it. */
+export async function pageAction(page: Page, name: string): Promise<void> {
+  const direct = page.getByRole('button', { name, exact: true }).filter({ visible: true });
+  if ((await direct.count()) > 0) {
+    await direct.first().click();
+    return;
+  }
+  await page.getByRole('button', { name: 'More actions' }).filter({ visible: true }).first().click();
+  await page.getByRole('menuitem', { name, exact: true }).or(page.getByRole('button', { name, exact: true })).filter({ visible: true }).first().click();
+}
+
+/** Errors that the test expects from the server (4xx answers of journeys that provoke them) are not failures. */
+export function unexpected(errors: string[]): string[] {
+  return errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|403|404|409)/.test(e));
+}

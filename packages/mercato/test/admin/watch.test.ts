@@ -1,0 +1,203 @@
+/** GET /api/runs/:id/watch (long polling woken by NOTIFY from triggers) and GET /api/home, over real HTTP. */
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineApp } from '../../src/app/app.ts';
+import { describeEngines } from '../../src/db/testing.ts';
+import { RUN_UPDATES_CHANNEL } from '../../src/flows/watch.ts';
+import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+
+let gate: Promise<void> = Promise.resolve();
+let openGate: () => void = () => {};
+const closeGate = () => {
+  gate = new Promise((r) => {
+    openGate = r;
+  });
+};
+
+const app = defineApp();
+const instance = app.defineConfig({
+  flows: {
+    gated: app.defineFlow({
+      name: 'gated',
+      input: z.object({}),
+      concurrency: null,
+      run: async (ctx) => {
+        await ctx.step('first', () => 1);
+        await ctx.step('wait', () => gate);
+        ctx.log.info('after the gate');
+        return 'done';
+      },
+    }),
+    boom: app.defineFlow({
+      name: 'boom',
+      input: z.object({}),
+      concurrency: null,
+      retryPolicy: { maxAttempts: 1 },
+      run: async () => {
+        throw new Error('kaput');
+      },
+    }),
+  },
+  worker: FAST_WORKER,
+});
+
+const disabledInstance = app.defineConfig({ flows: {}, pages: { flows: 'disabled' } });
+
+describeEngines('run watch and home summary', (get) => {
+  let t: TestRuntime;
+  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
+  const dispatch = async (flow: string, shop = SHOP) => (await json(await t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input: {} }, shop }))).body.runId as string;
+  const watch = (id: string, query = '', shop = SHOP) => t.api(`/api/runs/${id}/watch${query}`, { shop }).then(json);
+
+  beforeAll(async () => {
+    t = await startTestRuntime(instance, get().db, { worker: true, http: true });
+  });
+  afterAll(async () => {
+    openGate();
+    await t?.close();
+  });
+  beforeEach(async () => {
+    openGate();
+    gate = Promise.resolve();
+    await get().reset();
+  });
+
+  it('answers at once without `since`, waits while nothing changes, and wakes as soon as the run moves', async () => {
+    closeGate();
+    const id = await dispatch('gated');
+    await waitForRun(get().db, id, (r) => r.status === 'running');
+    // Wait for the first step to be stored so the version is stable while the gate is closed.
+    for (let i = 0; i < 200; i++) {
+      const { body } = await watch(id, '?timeout=0');
+      if (body.run.steps.some((s: any) => s.name === 'first' && s.status === 'completed')) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const first = await watch(id, '?timeout=0');
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ changed: true, run: { id, status: 'running', flowName: 'gated' } });
+    expect(first.body.run.steps.map((s: any) => s.name)).toEqual(['first']);
+    const version = first.body.version as string;
+
+    // Nothing changes: the answer comes after the timeout, unchanged, without the run.
+    const started = Date.now();
+    const idle = await watch(id, `?since=${encodeURIComponent(version)}&timeout=1`);
+    const idleMs = Date.now() - started;
+    expect(idle.body).toEqual({ changed: false, version });
+    expect(idleMs).toBeGreaterThanOrEqual(900);
+
+    // A long poll in flight answers when the run completes, long before its timeout.
+    const pending = watch(id, `?since=${encodeURIComponent(version)}&timeout=20`);
+    await new Promise((r) => setTimeout(r, 200));
+    const opened = Date.now();
+    openGate();
+    const woke = await pending;
+    expect(Date.now() - opened).toBeLessThan(5000);
+    expect(woke.body.changed).toBe(true);
+    expect(woke.body.version).not.toBe(version);
+    // Follow until final: every answer is a new version.
+    let last = woke.body;
+    while (last.run.status !== 'completed') {
+      const next = await watch(id, `?since=${encodeURIComponent(last.version)}&timeout=10`);
+      expect(next.body.changed).toBe(true);
+      last = next.body;
+    }
+    expect(last.run.output).toBe('done');
+    expect(last.run.steps.map((s: any) => s.name)).toEqual(['first', 'wait']);
+  });
+
+  it('sends NOTIFY on run and step changes from the database itself, and none for lease heartbeats', async () => {
+    const { db } = get();
+    const got: string[] = [];
+    const stop = await db.listen(RUN_UPDATES_CHANNEL, (payload) => got.push(payload));
+    try {
+      closeGate();
+      const id = await dispatch('gated');
+      await waitForRun(db, id, (r) => r.status === 'running');
+      const deadline = Date.now() + 5000;
+      while (!got.includes(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(got).toContain(id);
+      // A heartbeat changes only the lease: no notification.
+      await new Promise((r) => setTimeout(r, 200));
+      got.length = 0;
+      await db.query(sql`update runs set lease_expires_at = lease_expires_at + interval '1 second' where id = ${id}::uuid`);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(got.filter((p) => p === id)).toEqual([]);
+      // A step written by the engine notifies with the run id.
+      openGate();
+      await waitForRun(db, id);
+      const until = Date.now() + 5000;
+      while (!got.includes(id) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(got).toContain(id);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('is scoped to the tenant and validates its query', async () => {
+    const id = await dispatch('gated');
+    expect((await watch(id, '?timeout=0', OTHER_SHOP)).status).toBe(404);
+    expect((await watch('not-a-uuid', '?timeout=0')).status).toBe(404);
+    expect((await watch('00000000-0000-4000-8000-000000000000', '?timeout=0')).status).toBe(404);
+    const bad = await watch(id, '?timeout=31');
+    expect(bad.status).toBe(400);
+    expect(bad.body.field).toBe('timeout');
+    expect((await watch(id, '?timeout=abc')).status).toBe(400);
+    expect((await watch(id, '?foo=1')).body.field).toBe('foo');
+    const unauthenticated = await fetch(`${t.url}/api/runs/${id}/watch`);
+    expect(unauthenticated.status).toBe(401);
+  });
+
+  it('GET /api/home counts the last 24 hours by status and lists the latest failures, for this shop only', async () => {
+    const ok = await dispatch('gated');
+    const failed = await dispatch('boom');
+    await dispatch('boom', OTHER_SHOP);
+    const old = await dispatch('gated');
+    await waitForRun(get().db, ok);
+    await waitForRun(get().db, failed);
+    await waitForRun(get().db, old);
+    await get().db.query(sql`update runs set created_at = now() - interval '25 hours' where id = ${old}::uuid`);
+    const { status, body } = await json(await t.api('/api/home'));
+    expect(status).toBe(200);
+    expect(body.counts).toEqual({ pending: 0, running: 0, sleeping: 0, completed: 1, failed: 1, canceled: 0 });
+    expect(body.total).toBe(2);
+    expect(Date.now() - new Date(body.since).getTime()).toBeGreaterThan(23.9 * 3600_000);
+    expect(body.recentFailures).toHaveLength(1);
+    expect(body.recentFailures[0]).toMatchObject({ id: failed, flowName: 'boom', errorSummary: 'Error: kaput' });
+  });
+});
+
+describeEngines('run watch and home when the flows page is disabled', (get) => {
+  it('answers 404 { error: "Not found" } for both', async () => {
+    const t = await startTestRuntime(disabledInstance, get().db, { http: true });
+    try {
+      for (const path of ['/api/home', '/api/runs/00000000-0000-4000-8000-000000000000/watch']) {
+        const res = await t.api(path);
+        expect(res.status).toBe(404);
+        expect(await res.json()).toEqual({ error: 'Not found' });
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describeEngines('run watch when the server stops', (get) => {
+  it('answers the waiting watchers at once instead of holding the shutdown', async () => {
+    const t = await startTestRuntime(instance, get().db, { worker: true, http: true });
+    try {
+      const runId = (await (await t.api('/api/flows/boom/run', { method: 'POST', json: { input: {} } })).json()).runId as string;
+      await waitForRun(get().db, runId);
+      const { version } = await (await t.api(`/api/runs/${runId}/watch?timeout=0`)).json();
+      // A finished run does not change: this watcher would wait its full 30 s.
+      const waiting = t.api(`/api/runs/${runId}/watch?since=${encodeURIComponent(version)}&timeout=30`).then((r) => r.json());
+      await new Promise((r) => setTimeout(r, 300));
+      const started = Date.now();
+      await t.close();
+      expect(await waiting).toEqual({ changed: false, version });
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,176 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadRuntimeEnv, type RunMode } from '../../src/app/env.ts';
+import { ConfigError } from '../../src/app/validate.ts';
+
+const projectDir = '/srv/shop-app';
+const KEY = 'a'.repeat(64);
+const OLD_KEY = '0123456789abcdef'.repeat(4);
+
+function load(env: NodeJS.ProcessEnv, mode: RunMode = 'dev') {
+  return loadRuntimeEnv(env, { projectDir, mode });
+}
+
+/** The ConfigError thrown by `fn` (fails the test when nothing or something else is thrown). */
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadRuntimeEnv defaults', () => {
+  it('fills every default in development', () => {
+    const env = load({});
+    expect(env).toEqual({
+      nodeEnv: 'development',
+      production: false,
+      port: 3000,
+      bindAddress: '127.0.0.1',
+      dataDir: join(projectDir, '.mercato', 'db'),
+      previousEncryptionKeys: [],
+      logLevel: 'info',
+    });
+  });
+
+  it('defaults NODE_ENV to test in test mode', () => {
+    expect(load({}, 'test').nodeEnv).toBe('test');
+  });
+
+  it('binds 127.0.0.1 in dev and test, 0.0.0.0 in start, worker, migrate and check', () => {
+    expect(load({}, 'dev').bindAddress).toBe('127.0.0.1');
+    expect(load({}, 'test').bindAddress).toBe('127.0.0.1');
+    for (const mode of ['start', 'worker', 'migrate', 'check'] as const) expect(load({}, mode).bindAddress).toBe('0.0.0.0');
+  });
+
+  it('treats empty variables as unset', () => {
+    const env = load({ PORT: '', DATABASE_URL: '', PLATFORM_ORIGIN: ' ', ENCRYPTION_KEY: '', LOG_LEVEL: '' });
+    expect(env.port).toBe(3000);
+    expect(env.databaseUrl).toBeUndefined();
+    expect(env.platformOrigin).toBeUndefined();
+    expect(env.encryptionKey).toBeUndefined();
+    expect(env.logLevel).toBe('info');
+  });
+});
+
+describe('loadRuntimeEnv values', () => {
+  it('reads every variable', () => {
+    const env = load(
+      {
+        NODE_ENV: 'production',
+        PORT: '8080',
+        MERCATO_BIND_ADDRESS: '::',
+        DATABASE_URL: 'postgresql://user:pw@db:5432/mercato',
+        MERCATO_DATA_DIR: 'data/pg',
+        PLATFORM_ORIGIN: 'http://127.0.0.1:4000/',
+        ENCRYPTION_KEY: KEY.toUpperCase(),
+        ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY}, ${'b'.repeat(64)}`,
+        LOG_LEVEL: 'DEBUG',
+      },
+      'start',
+    );
+    expect(env).toEqual({
+      nodeEnv: 'production',
+      production: true,
+      port: 8080,
+      bindAddress: '::',
+      databaseUrl: 'postgresql://user:pw@db:5432/mercato',
+      dataDir: join(projectDir, 'data', 'pg'),
+      platformOrigin: 'http://127.0.0.1:4000',
+      encryptionKey: KEY,
+      previousEncryptionKeys: [OLD_KEY, 'b'.repeat(64)],
+      logLevel: 'debug',
+    });
+  });
+
+  it('accepts port 0 (any free port) and postgres:// URLs', () => {
+    const env = load({ PORT: '0', DATABASE_URL: 'postgres://localhost/db' });
+    expect(env.port).toBe(0);
+    expect(env.databaseUrl).toBe('postgres://localhost/db');
+  });
+
+  it('keeps an absolute MERCATO_DATA_DIR', () => {
+    expect(load({ MERCATO_DATA_DIR: '/var/lib/mercato' }).dataDir).toBe('/var/lib/mercato');
+  });
+
+  it('accepts host names and IPv6 in brackets as bind address', () => {
+    expect(load({ MERCATO_BIND_ADDRESS: 'localhost' }).bindAddress).toBe('localhost');
+    expect(load({ MERCATO_BIND_ADDRESS: '[::1]' }).bindAddress).toBe('::1');
+  });
+
+  it('accepts every pino level and silent', () => {
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) expect(load({ LOG_LEVEL: level }).logLevel).toBe(level);
+  });
+
+  it('drops empty and duplicate previous keys and the current key from ENCRYPTION_KEY_PREVIOUS', () => {
+    const env = load({ ENCRYPTION_KEY: KEY, ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY},,${OLD_KEY.toUpperCase()},${KEY}` });
+    expect(env.previousEncryptionKeys).toEqual([OLD_KEY]);
+  });
+
+  it('allows a missing ENCRYPTION_KEY outside production, even in start mode', () => {
+    expect(load({ NODE_ENV: 'development' }, 'start').encryptionKey).toBeUndefined();
+  });
+});
+
+describe('loadRuntimeEnv errors', () => {
+  it.each(['abc', '-1', '65536', '30.5', '3000x'])('rejects PORT=%s', (port) => {
+    const error = configError(() => load({ PORT: port }));
+    expect(error.problems).toEqual([expect.stringMatching(/^PORT: .* is not a port number/)]);
+  });
+
+  it('rejects a malformed bind address', () => {
+    expect(configError(() => load({ MERCATO_BIND_ADDRESS: 'not an address!' })).problems[0]).toMatch(/^MERCATO_BIND_ADDRESS:/);
+  });
+
+  it.each(['mysql://u:hunter2@db/x', 'hunter2-not-a-url', 'http://db:5432/x'])('rejects DATABASE_URL=%s without echoing it', (url) => {
+    const error = configError(() => load({ DATABASE_URL: url }));
+    expect(error.problems).toEqual([expect.stringMatching(/^DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\//)]);
+    expect(error.message).not.toContain('hunter2');
+  });
+
+  it.each(['ftp://sim:4000', 'http://sim:4000/admin', 'http://sim:4000?x=1', 'sim:4000', 'http://u:p@sim:4000'])('rejects PLATFORM_ORIGIN=%s', (origin) => {
+    expect(configError(() => load({ PLATFORM_ORIGIN: origin })).problems[0]).toMatch(/^PLATFORM_ORIGIN: .* is not an http\(s\) origin/);
+  });
+
+  it.each([
+    ['too short', 'a'.repeat(63)],
+    ['too long', 'a'.repeat(65)],
+    ['not hex', `${'a'.repeat(63)}g`],
+  ])('rejects an ENCRYPTION_KEY that is %s, without echoing it', (_label, key) => {
+    const error = configError(() => load({ ENCRYPTION_KEY: key }));
+    expect(error.problems).toEqual([expect.stringMatching(/^ENCRYPTION_KEY: must be exactly 64 hex characters/)]);
+    expect(error.message).not.toContain(key);
+  });
+
+  it('refuses a missing ENCRYPTION_KEY when NODE_ENV=production', () => {
+    const error = configError(() => load({ NODE_ENV: 'production' }, 'start'));
+    expect(error.problems).toEqual([expect.stringMatching(/^ENCRYPTION_KEY is required in production/)]);
+  });
+
+  it('rejects a malformed ENCRYPTION_KEY_PREVIOUS entry by position, without echoing it', () => {
+    const bad = 'f'.repeat(40);
+    const error = configError(() => load({ ENCRYPTION_KEY: KEY, ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY},${bad}` }));
+    expect(error.problems).toEqual(['ENCRYPTION_KEY_PREVIOUS: entry 2 must be exactly 64 hex characters (32 bytes)']);
+    expect(error.message).not.toContain(bad);
+    expect(error.message).not.toContain(OLD_KEY);
+  });
+
+  it('rejects ENCRYPTION_KEY_PREVIOUS without ENCRYPTION_KEY', () => {
+    expect(configError(() => load({ ENCRYPTION_KEY_PREVIOUS: OLD_KEY })).problems[0]).toMatch(/^ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not/);
+  });
+
+  it('rejects an unknown LOG_LEVEL', () => {
+    expect(configError(() => load({ LOG_LEVEL: 'verbose' })).problems[0]).toMatch(/^LOG_LEVEL: "verbose" is not a log level/);
+  });
+
+  it('reports every problem together', () => {
+    const error = configError(() =>
+      load({ NODE_ENV: 'production', PORT: 'x', DATABASE_URL: 'mysql://x', PLATFORM_ORIGIN: 'nope', LOG_LEVEL: 'loud' }, 'start'),
+    );
+    expect(error.problems.map((problem) => problem.split(/[: ]/)[0])).toEqual(['PORT', 'DATABASE_URL', 'PLATFORM_ORIGIN', 'ENCRYPTION_KEY', 'LOG_LEVEL']);
+    expect(error.message).toContain('5 problems');
+  });
+});

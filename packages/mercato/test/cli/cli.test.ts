@@ -1,0 +1,199 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { MERCATO_VERSION } from '../../src/version.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(here, '../../bin/mercato.js');
+const MINIMAL = resolve(here, '../fixtures/minimal-app');
+const INVALID = resolve(here, '../fixtures/invalid-app');
+const DEMO = resolve(here, '../../../../examples/demo');
+const KEY = 'a'.repeat(64);
+const tmpDirs: string[] = [];
+const children: ChildProcess[] = [];
+
+function tmp() {
+  const dir = mkdtempSync(join(tmpdir(), 'mercato-cli-'));
+  tmpDirs.push(dir);
+  return dir;
+}
+
+function baseEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(tmp(), 'db'), ...extra };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
+}
+
+function run(args: string[], cwd: string, env: NodeJS.ProcessEnv = baseEnv()) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Starts a long-running command and resolves once it prints its URL. */
+function startServer(args: string[], cwd: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const url = new Promise<string>((resolveUrl, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m) resolveUrl(m[1]);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`exited with ${code} before listening:\n${output}`)));
+  });
+  return { child, url, exited, output: () => output };
+}
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of tmpDirs) rmSync(d, { recursive: true, force: true });
+});
+
+// every test spawns real `mercato` processes (TypeScript loader + PGlite): allow for a loaded machine
+vi.setConfig({ testTimeout: 90_000 });
+
+describe('mercato CLI', () => {
+  it('--version prints the package version', () => {
+    const r = run(['--version'], MINIMAL);
+    expect(r.code).toBe(0);
+    expect(r.out.trim()).toBe(MERCATO_VERSION);
+  });
+
+  it('--help lists the commands; an unknown command or flag is a usage error (exit 2)', () => {
+    const help = run(['--help'], MINIMAL);
+    expect(help.code).toBe(0);
+    for (const cmd of ['dev', 'start', 'worker', 'migrate', 'check']) expect(help.out).toContain(`  ${cmd} `);
+    expect(run(['deploy'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "deploy"') });
+    expect(run(['check', '--bogus'], MINIMAL).code).toBe(2);
+    expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('--concurrency must be a positive integer') });
+  });
+
+  it('check validates and summarises a valid config', () => {
+    const r = run(['check'], DEMO);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('service.config.ts is valid');
+    expect(r.out).toMatch(/flows:\s+syncOrders, sendDigest/);
+    expect(r.out).toMatch(/crons:\s+syncOrders:0 3 \* \* \*, sendDigest:0 8 \* \* 1/);
+  });
+
+  it('check lists every problem with its path and exits 1', () => {
+    const r = run(['check'], INVALID);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('crons[0].flow: "syncOrderz" is not a registered flow');
+    expect(r.err).toContain('worker.concurrency: must be a positive integer');
+  });
+
+  it('check reports environment problems too (production without ENCRYPTION_KEY)', () => {
+    const r = run(['check'], MINIMAL, baseEnv({ NODE_ENV: 'production', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('ENCRYPTION_KEY is required in production');
+  });
+
+  it('finds no config where there is none, and honours --config', () => {
+    const empty = tmp();
+    const r = run(['check'], empty);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('No service.config.ts found');
+    expect(run(['check', '--config', join(MINIMAL, 'service.config.ts')], empty).code).toBe(0);
+  });
+
+  it('migrate applies migrations with progress, then reports up to date', () => {
+    const env = baseEnv();
+    const first = run(['migrate'], MINIMAL, env);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/\[1\/\d+\] applying 0000_init/);
+    expect(first.out).toMatch(/Applied \d+ migration\(s\)/);
+    const second = run(['migrate'], MINIMAL, env);
+    expect(second.code).toBe(0);
+    expect(second.out).toMatch(/Up to date/);
+  });
+
+  it('dev serves the API, runs flows in-process, mints preview tokens, and stops on SIGTERM', async () => {
+    const s = startServer(['dev', '--port', '0'], MINIMAL, baseEnv({ PORT: undefined }));
+    const url = await s.url;
+    expect(s.output()).toContain('admin preview:');
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    const minted = await fetch(`${url}/__mercato/preview/session-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shop: 'demo-1.myshopify.com' }),
+    });
+    expect(minted.status).toBe(200);
+    const { token } = (await minted.json()) as { token: string };
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const dispatched = await fetch(`${url}/api/flows/hello/run`, { method: 'POST', headers: auth, body: JSON.stringify({ input: { name: 'cli' } }) });
+    expect(dispatched.status).toBe(202);
+    const { runId } = (await dispatched.json()) as { runId: string };
+    await expect
+      .poll(async () => ((await (await fetch(`${url}/api/runs/${runId}`, { headers: auth })).json()) as { status: string }).status, { timeout: 10_000 })
+      .toBe('completed');
+    const bad = await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"shop":"not a shop"}' });
+    expect(bad.status).toBe(400);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
+  it('honours PORT and the platform variables from the environment', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const s = startServer(['dev'], MINIMAL, baseEnv({ PORT: String(port), PLATFORM_API_KEY: 'own-key', PLATFORM_API_SECRET: 'own-secret' }));
+    expect(await s.url).toBe(`http://localhost:${port}`);
+    expect(s.output()).not.toContain('using development values');
+    s.child.kill('SIGINT');
+    expect(await s.exited).toBe(0);
+  });
+
+  it('worker: --concurrency beats worker.concurrency from the config, which beats 5', async () => {
+    const started = (args: string[], config = join(MINIMAL, 'service.config.ts')) =>
+      new Promise<string>((resolveLine, reject) => {
+        const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], { cwd: MINIMAL, env: baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }) });
+        children.push(child);
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /concurrency (\d+)/.exec(out);
+          if (m) {
+            child.kill('SIGTERM');
+            resolveLine(m[1]);
+          }
+        });
+        child.on('exit', () => reject(new Error(`worker exited: ${out}`)));
+      });
+    expect(await started(['--concurrency=3'])).toBe('3');
+    expect(await started([], join(DEMO, 'service.config.ts'))).toBe('5'); // demo sets worker.concurrency 5
+    expect(await started([])).toBe('2'); // minimal-app sets worker.concurrency 2
+  });
+
+  it('dev and start refuse to start with invalid public routes, naming the files', () => {
+    const env = baseEnv({ PORT: '0' });
+    const clash = run(['dev'], resolve(here, '../fixtures/clash-app'), env);
+    expect(clash.code).toBe(1);
+    expect(clash.err).toContain('routes/a.ts and routes/a/index.ts both map to /routes/a');
+    expect(clash.err).not.toContain('    at '); // a clear message, no stack trace
+    const noAuth = run(['start'], resolve(here, '../fixtures/noauth-app'), baseEnv({ PORT: '0', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }));
+    expect(noAuth.code).toBe(1);
+    expect(noAuth.err).toContain('routes/hook.ts: declares no auth');
+  });
+
+  it('never offers the admin preview in production or in start', async () => {
+    for (const [cmd, extra] of [
+      ['dev', { NODE_ENV: 'production' }],
+      ['start', {}],
+    ] as const) {
+      const s = startServer([cmd, '--port', '0'], MINIMAL, baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', ENCRYPTION_KEY: KEY, ...extra }));
+      const url = await s.url;
+      const res = await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: '{"shop":"demo-1.myshopify.com"}' });
+      expect(res.status, cmd).toBe(404);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,85 @@
+/** `mercato dev` runs the platform simulator: PLATFORM_ORIGIN, the preview's shops, install and uninstall end to end. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(here, '../../bin/mercato.js');
+const MINIMAL = resolve(here, '../fixtures/minimal-app');
+const dir = mkdtempSync(join(tmpdir(), 'mercato-dev-platform-'));
+const children: ChildProcess[] = [];
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function startDev(extraEnv: Record<string, string> = {}) {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(dir, `db-${children.length}`), ...extraEnv };
+  const child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: MINIMAL, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const ready = new Promise<string>((resolveReady, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/platform:\s+\S/.test(output) && /listening on/.test(output)) resolveReady(output);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
+  });
+  return { child, ready, exited };
+}
+
+async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('mercato dev with the platform simulator', () => {
+  it('points the runtime at the simulator: preview shops, install by token exchange, app/uninstalled', async () => {
+    const dev = startDev();
+    const output = await dev.ready;
+    const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+    const simUrl = /platform:\s+simulator at (http:\/\/\S+)/.exec(output)![1]!;
+
+    const shops = (await (await fetch(`${url}/__mercato/preview/shops`)).json()) as { shops: string[] };
+    expect(shops.shops).toEqual(['demo-1.myshopify.com', 'demo-2.myshopify.com']);
+
+    const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as { token: string };
+    expect((await fetch(`${url}/api/pages`, { headers: { authorization: `Bearer ${minted.token}` } })).status).toBe(200);
+    const state = (await (await fetch(`${simUrl}/__sim/state`)).json()) as any;
+    expect(state.tokenExchanges).toEqual([expect.objectContaining({ shop: 'demo-2.myshopify.com', status: 200, apiKey: 'mercato-dev-api-key' })]);
+    expect(state.installations).toEqual([expect.objectContaining({ shop: 'demo-2.myshopify.com', uninstalledAt: null })]);
+
+    // the simulator delivers app/uninstalled to the dev server, which handles it in its in-process worker
+    const uninstalled = (await (await fetch(`${simUrl}/__sim/uninstall`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as any;
+    expect(uninstalled.delivery.status).toBe(200);
+    const auth = { authorization: `Bearer ${minted.token}` };
+    await until(async () => {
+      const runs = (await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any;
+      return runs.runs.some((r: any) => r.flowName === 'webhook:app/uninstalled' && r.status === 'completed');
+    });
+
+    dev.child.kill('SIGTERM');
+    expect(await dev.exited).toBe(0);
+  });
+
+  it('does not start the simulator when PLATFORM_ORIGIN is set', async () => {
+    const dev = startDev({ PLATFORM_ORIGIN: 'http://127.0.0.1:9' });
+    const output = await dev.ready;
+    expect(output).toMatch(/platform:\s+http:\/\/127\.0\.0\.1:9/);
+    expect(output).not.toContain('simulator at');
+    dev.child.kill('SIGTERM');
+    expect(await dev.exited).toBe(0);
+  });
+});
