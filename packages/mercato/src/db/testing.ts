@@ -65,7 +65,20 @@ export async function createTestDatabase(kind: EngineKind, options: { migrate?: 
       const tables = await db.query<{ tablename: string }>(
         sql`select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`,
       );
-      if (tables.length > 0) await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} cascade`);
+      if (tables.length === 0) return;
+      const statement = `truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} cascade`;
+      // A worker of the previous test may still hold row locks (a claim, a heartbeat) while TRUNCATE takes its table
+      // locks one by one: PostgreSQL can then pick the TRUNCATE as a deadlock victim. It is safe to try again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await db.exec(statement);
+          return;
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          if (attempt >= 5 || (code !== '40P01' && code !== '55P03')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+        }
+      }
     },
     async drop() {
       if (dropped) return;
