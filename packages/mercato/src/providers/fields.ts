@@ -17,8 +17,12 @@ export function hasValue(value: unknown): boolean {
   return value !== undefined && value !== null && value !== '';
 }
 
-/** Step 2: numbers (a non-empty string becomes a number) and checkboxes (string `true` → true, any other string → false). */
-export function coerce(fields: FieldsMap, data: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> {
+/**
+ * Step 2: numbers (a non-empty string becomes a number; an empty one counts as missing) and checkboxes (string `true` →
+ * true, any other string → false). A string that is not a number is reported in `errors` when given, otherwise left
+ * as is for a later type check (providers check types after their transformer).
+ */
+export function coerce(fields: FieldsMap, data: Record<string, unknown>, errors?: FieldError[]): Record<string, unknown> {
   const out: Record<string, unknown> = { ...data };
   for (const [name, spec] of Object.entries(fields)) {
     const value = out[name];
@@ -27,7 +31,7 @@ export function coerce(fields: FieldsMap, data: Record<string, unknown>, errors:
       else {
         const n = Number(value);
         if (Number.isFinite(n)) out[name] = n;
-        else errors.push({ field: name, message: fieldMessage(name, 'must be a number') });
+        else errors?.push({ field: name, message: fieldMessage(name, 'must be a number') });
       }
     } else if (spec.type === 'checkbox' && typeof value === 'string') {
       out[name] = value === 'true';
@@ -66,13 +70,12 @@ export function isConfigured(fields: FieldsMap, saved: Record<string, unknown> |
   return Object.entries(fields).every(([name, spec]) => !isRequired(spec) || hasValue(saved[name]));
 }
 
-/** Saved config without password values. */
+/** The saved values of declared non-password fields only: never a password, nor a key a transformer added. */
 export function publicConfig(fields: FieldsMap, saved: Record<string, unknown> | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!saved) return out;
-  for (const [name, value] of Object.entries(saved)) {
-    if (fields[name]?.type === 'password') continue;
-    out[name] = value;
+  for (const [name, spec] of Object.entries(fields)) {
+    if (spec.type !== 'password' && Object.hasOwn(saved, name)) out[name] = saved[name];
   }
   return out;
 }
@@ -90,18 +93,29 @@ export function fieldMetadata(fields: FieldsMap, saved: Record<string, unknown> 
   }));
 }
 
-/** Every password value of a config, to scrub them from error messages. */
-export function secretValues(fields: FieldsMap, saved: Record<string, unknown> | undefined): string[] {
-  if (!saved) return [];
-  return Object.entries(fields)
-    .filter(([name, spec]) => spec.type === 'password' && typeof saved[name] === 'string' && (saved[name] as string).length >= 4)
-    .map(([name]) => saved[name] as string);
+/**
+ * Runs a field validator: `safeParseAsync` when it has one (zod), otherwise `safeParse`. Returns the parsed value or the
+ * reason (the first issue's message) it was refused.
+ */
+export async function runValidator(validate: unknown, value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }> {
+  const v = validate as { safeParseAsync?: (x: unknown) => Promise<ParseResult>; safeParse?: (x: unknown) => ParseResult };
+  let parsed: ParseResult;
+  try {
+    if (typeof v?.safeParseAsync === 'function') parsed = await v.safeParseAsync(value);
+    else if (typeof v?.safeParse === 'function') parsed = await v.safeParse(value);
+    else return { ok: false, reason: 'has a validator without safeParse or safeParseAsync' };
+  } catch {
+    return { ok: false, reason: 'could not be validated (its validator threw)' }; // its message may quote the value
+  }
+  if (parsed?.success === true) return { ok: true, value: parsed.data };
+  const first = parsed?.error?.issues?.[0]?.message;
+  return { ok: false, reason: typeof first === 'string' && first !== '' ? first : 'is invalid' };
 }
 
-export function scrub(message: string, secrets: string[]): string {
-  let out = message;
-  for (const s of secrets) out = out.split(s).join('[redacted]');
-  return out;
+interface ParseResult {
+  success: boolean;
+  data?: unknown;
+  error?: { issues?: Array<{ message?: unknown }> };
 }
 
 export type DashboardStatus = 'Not configured' | 'Configured' | 'Connected' | 'Error';

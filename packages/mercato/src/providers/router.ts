@@ -3,7 +3,8 @@ import { Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
-import { CheckFailedError, type ProvidersDeps, checkProvider, listProviders, saveProviderConfig } from './service.ts';
+import { saveProviderConfig } from './save.ts';
+import { CheckFailedError, type ProvidersDeps, checkProvider, definitionOf, listProviders } from './service.ts';
 
 export function providersApi(deps: ProvidersDeps & { logger: Logger }): ApiRouteGroup[] {
   const app = new Hono<ApiEnv>();
@@ -13,6 +14,7 @@ export function providersApi(deps: ProvidersDeps & { logger: Logger }): ApiRoute
   });
   app.put('/:name', async (c) => {
     const t = c.get('tenant');
+    definitionOf(deps, c.req.param('name')); // an unknown provider is a 404 whatever the body
     const body = await readJsonBody(c);
     return c.json(await saveProviderConfig(deps, t.appHandle, t.shop, c.req.param('name'), body));
   });

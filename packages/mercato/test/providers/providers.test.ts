@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { defineProvider } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
+import { createLogger } from '../../src/logger.ts';
 import { checkProvider } from '../../src/providers/service.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 
@@ -104,10 +105,17 @@ describeEngines('providers', (get) => {
   const crmView = async (shop = SHOP) => (await list(shop)).find((p) => p.name === 'crm');
   const valid = () => ({ baseUrl: `${serviceUrl}/`, apiKey: API_KEY, timeoutMs: '2500', sandbox: 'true', region: 'eu' });
 
+  const logLines: string[] = [];
+  const logger = createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } });
+
   beforeAll(async () => {
-    t = await startTestRuntime(instance, get().db, { worker: true, http: true, env: { ENCRYPTION_KEY: KEY } });
+    t = await startTestRuntime(instance, get().db, { worker: true, http: true, logger, env: { ENCRYPTION_KEY: KEY } });
   });
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    await t?.close();
+    expect(logLines.join('\n')).toContain('provider check failed'); // the checker failure was logged, without the key
+    expect(logLines.join('\n')).not.toContain(API_KEY);
+  });
   beforeEach(async () => {
     await get().reset();
     checkerCalls.length = 0;
