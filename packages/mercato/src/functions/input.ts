@@ -5,7 +5,7 @@
  * `["title"]`, `["combinesWith", "orderDiscounts"]`.
  */
 import type { DiscountMode, FunctionDefinition } from '../app/types.ts';
-import { type FieldError, checkRequired, coerce, fieldMessage, hasValue, requiredMessage, typeProblem } from '../providers/fields.ts';
+import { type FieldError, checkRequired, coerce, fieldMessage, hasValue, requiredMessage, runValidator, typeProblem } from '../providers/fields.ts';
 import { type OwnerFieldSpec, ownerFieldsOf } from './kinds.ts';
 import { FunctionInputError } from './errors.ts';
 
@@ -145,9 +145,9 @@ export async function parseConfig(def: FunctionDefinition, raw: unknown): Promis
   checkRequired(fields, data, problems);
   for (const [name, spec] of Object.entries(fields)) {
     if (!spec.validate || problems.some((e) => e.field === name) || (!hasValue(data[name]) && spec.required === false)) continue;
-    const parsed = await spec.validate.safeParseAsync(data[name]);
-    if (parsed.success) data[name] = parsed.data;
-    else problems.push({ field: name, message: fieldMessage(name, parsed.error.issues[0]?.message ?? 'is invalid') });
+    const parsed = await runValidator(spec.validate, data[name]);
+    if (parsed.ok) data[name] = parsed.value;
+    else problems.push({ field: name, message: fieldMessage(name, parsed.reason) });
   }
   const config: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) if (value !== undefined && value !== '') config[key] = value;
