@@ -23,15 +23,22 @@ export function LoadingPage({ title }: { title: string }) {
   );
 }
 
+/** Skeleton lines for a part of a card that is loading. */
+export function LoadingBlock({ label, lines = 3 }: { label: string; lines?: number }) {
+  return (
+    <BlockStack gap="200">
+      <SkeletonBodyText lines={lines} />
+      <span className="visually-hidden" role="status">
+        Loading {label}…
+      </span>
+    </BlockStack>
+  );
+}
+
 export function LoadingCard({ label }: { label: string }) {
   return (
     <Card>
-      <BlockStack gap="200">
-        <SkeletonBodyText lines={3} />
-        <span className="visually-hidden" role="status">
-          Loading {label}…
-        </span>
-      </BlockStack>
+      <LoadingBlock label={label} />
     </Card>
   );
 }

@@ -1,7 +1,9 @@
 /**
  * The JSON-schema form model: which schemas get real fields, the editable draft of a value (numbers as the text typed,
  * enums as the chosen index), and draft → value with the validation errors keyed by path ("customer.email", "items.0").
- * Anything the form cannot render (anyOf of several types, records, tuples, …) is edited as raw JSON at that spot.
+ * A union of constants (`anyOf` of `const` / `enum` variants) is a select like an enum. Anything else the form cannot
+ * render (anyOf of several types, records, tuples, …) is edited as raw JSON at that spot. `validateValue` checks a JSON
+ * value (the run form's "Edit as JSON") with the same rules and messages as the form.
  */
 
 export interface JsonSchema {
@@ -35,12 +37,16 @@ export type Draft = string | boolean | Draft[] | { [key: string]: Draft };
 
 export type Errors = Record<string, string>;
 
-/** `{ anyOf: [X, { type: 'null' }] }` and `type: ['x', 'null']` are X, nullable. */
+/**
+ * `{ anyOf: [X, { type: 'null' }] }` and `type: ['x', 'null']` are X, nullable; `{ anyOf: [A, B, { type: 'null' }] }` is
+ * `{ anyOf: [A, B] }`, nullable.
+ */
 export function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullable: boolean } {
   const variants = schema.anyOf ?? schema.oneOf;
-  if (variants && variants.length === 2) {
+  if (variants && variants.some((v) => v.type === 'null')) {
     const other = variants.filter((v) => v.type !== 'null');
     if (other.length === 1) return { schema: { ...other[0]!, title: schema.title ?? other[0]!.title, description: schema.description ?? other[0]!.description, default: schema.default ?? other[0]!.default }, nullable: true };
+    if (other.length > 1) return { schema: { ...schema, anyOf: other, oneOf: undefined }, nullable: true };
   }
   if (Array.isArray(schema.type)) {
     const types = schema.type.filter((t) => t !== 'null');
@@ -49,10 +55,24 @@ export function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullab
   return { schema, nullable: false };
 }
 
+/** The values of a union whose every variant is a constant (`z.union([z.literal(1), z.literal(2)])`), else null. */
+function unionConstants(schema: JsonSchema): unknown[] | null {
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (!variants || variants.length === 0) return null;
+  const values: unknown[] = [];
+  for (const variant of variants) {
+    if (variant.const !== undefined) values.push(variant.const);
+    else if (Array.isArray(variant.enum) && variant.enum.length > 0) values.push(...variant.enum);
+    else return null;
+  }
+  return values;
+}
+
 export function kindOf(raw: JsonSchema): Kind {
   const { schema } = unwrapNullable(raw);
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return 'enum';
   if (schema.const !== undefined) return 'enum';
+  if (unionConstants(schema)) return 'enum';
   switch (schema.type) {
     case 'string':
       return 'string';
@@ -74,7 +94,9 @@ export function kindOf(raw: JsonSchema): Kind {
 
 export function enumValues(raw: JsonSchema): unknown[] {
   const { schema } = unwrapNullable(raw);
-  return schema.enum ?? (schema.const !== undefined ? [schema.const] : []);
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum;
+  if (schema.const !== undefined) return [schema.const];
+  return unionConstants(schema) ?? [];
 }
 
 /** True when the whole schema gets a form (a root object); otherwise the form is raw JSON only. */
@@ -226,6 +248,86 @@ export function fromDraft(raw: JsonSchema, draft: Draft, path: string, errors: E
         return fail(`Not valid JSON: ${(error as Error).message}`);
       }
     }
+  }
+}
+
+const TYPE_MESSAGES: Record<Exclude<Kind, 'enum' | 'raw'>, string> = {
+  string: 'Must be text',
+  number: 'Must be a number',
+  integer: 'Must be a number',
+  boolean: 'Must be true or false',
+  object: 'Must be an object',
+  array: 'Must be a list',
+};
+
+/**
+ * Checks a JSON value against the schema with the form's rules and messages (required fields, types, bounds, lengths,
+ * patterns, formats, enums, item counts); problems are written into `errors` under their paths, as `fromDraft` does.
+ * Used by "Edit as JSON", so both modes refuse the same inputs before anything is sent.
+ */
+export function validateValue(raw: JsonSchema, value: unknown, path: string, errors: Errors): void {
+  const { schema, nullable } = unwrapNullable(raw);
+  const kind = kindOf(schema);
+  const fail = (message: string) => {
+    errors[path || '$'] = message;
+  };
+  if (value === null && nullable) return;
+  switch (kind) {
+    case 'string': {
+      if (typeof value !== 'string') return fail(TYPE_MESSAGES.string);
+      const problem = checkString(schema, value);
+      if (problem) fail(problem);
+      return;
+    }
+    case 'number':
+    case 'integer': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return fail(TYPE_MESSAGES[kind]);
+      const problem = checkNumber(schema, value, kind === 'integer');
+      if (problem) fail(problem);
+      return;
+    }
+    case 'boolean':
+      if (typeof value !== 'boolean') fail(TYPE_MESSAGES.boolean);
+      return;
+    case 'enum': {
+      const values = enumValues(schema);
+      if (!values.some((v) => JSON.stringify(v) === JSON.stringify(value))) fail(`Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+      return;
+    }
+    case 'object': {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) return fail(TYPE_MESSAGES.object);
+      const obj = value as Record<string, unknown>;
+      const properties = schema.properties ?? {};
+      const required = new Set(schema.required ?? []);
+      for (const [key, child] of Object.entries(properties)) {
+        const childPath = path ? `${path}.${key}` : key;
+        if (obj[key] === undefined) {
+          if (required.has(key)) errors[childPath] = 'Required';
+          continue;
+        }
+        validateValue(child, obj[key], childPath, errors);
+      }
+      if (schema.additionalProperties === false) {
+        for (const key of Object.keys(obj)) if (!Object.hasOwn(properties, key)) errors[path ? `${path}.${key}` : key] = 'Not a field of this input';
+      }
+      return;
+    }
+    case 'array': {
+      if (!Array.isArray(value)) return fail(TYPE_MESSAGES.array);
+      if (schema.minItems !== undefined && value.length < schema.minItems) fail(`Add at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
+      if (schema.maxItems !== undefined && value.length > schema.maxItems) fail(`At most ${schema.maxItems} items`);
+      value.forEach((item, i) => {
+        const itemPath = `${path}.${i}`;
+        if (item === undefined || item === null) {
+          if (!(item === null && unwrapNullable(schema.items as JsonSchema).nullable)) errors[itemPath] = 'Required';
+          return;
+        }
+        validateValue(schema.items as JsonSchema, item, itemPath, errors);
+      });
+      return;
+    }
+    default:
+      return;
   }
 }
 

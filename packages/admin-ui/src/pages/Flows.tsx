@@ -3,7 +3,7 @@ import { Badge, BlockStack, Button, Card, Collapsible, InlineStack, Layout, Link
 import { useId, useState } from 'react';
 import { JsonBlock } from '../components/JsonBlock.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
-import { type JsonSchema, humanize, kindOf, unwrapNullable } from '../lib/schema.ts';
+import { type JsonSchema, enumValues, humanize, kindOf, unwrapNullable } from '../lib/schema.ts';
 import { useApi } from '../lib/useApi.ts';
 import { type FlowSummary, RunFlowModal } from './RunFlowModal.tsx';
 
@@ -11,7 +11,7 @@ function typeLabel(schema: JsonSchema): string {
   const { schema: inner, nullable } = unwrapNullable(schema);
   const kind = kindOf(inner);
   let label: string = kind;
-  if (kind === 'enum') label = `one of ${(inner.enum ?? [inner.const]).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (kind === 'enum') label = `one of ${enumValues(inner).map((v) => JSON.stringify(v)).join(', ')}`;
   else if (kind === 'array') label = `list of ${typeLabel(inner.items as JsonSchema)}`;
   else if (kind === 'raw') label = 'JSON';
   return nullable ? `${label} or null` : label;

@@ -7,12 +7,12 @@ import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative } from '../lib/format.ts';
 import { useRouter } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
-import { type Capabilities, EXPIRY_CHOICES, type McpToken, PermissionPicker, SecretModal, TokenStatus, mcpEndpoint } from './mcpParts.tsx';
+import { type Capabilities, type McpToken, PermissionPicker, SecretModal, TokenStatus, defaultExpiry, expiryValue, mcpEndpoint } from './mcpParts.tsx';
 
 function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: Capabilities; onClose(): void; onCreated(token: McpToken, secret: string): void }) {
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<string[]>([]);
-  const [expiry, setExpiry] = useState('90');
+  const [expiry, setExpiry] = useState(() => defaultExpiry(capabilities));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
@@ -25,8 +25,10 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
     setSending(true);
     setFailure(null);
     try {
-      const choice = EXPIRY_CHOICES.find((c) => c.value === expiry)!;
-      const answer = await api<{ token: McpToken; secret: string }>('/api/mcp/tokens', { method: 'POST', json: { name: name.trim(), permissions, expiresInDays: choice.days } });
+      const choice = capabilities.expiryOptions.find((o) => expiryValue(o) === expiry);
+      // Without a choice (a server that offers none) the server's default expiry applies.
+      const body = choice ? { name: name.trim(), permissions, expiresInDays: choice.expiresInDays } : { name: name.trim(), permissions };
+      const answer = await api<{ token: McpToken; secret: string }>('/api/mcp/tokens', { method: 'POST', json: body });
       onCreated(answer.token, answer.secret);
     } catch (error) {
       if (error instanceof ApiError && error.status === 400 && typeof error.body.field === 'string') setErrors({ [error.body.field]: error.message });
@@ -67,9 +69,9 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
             </BlockStack>
             <ChoiceList
               title="Expires after"
-              choices={EXPIRY_CHOICES.map((c) => ({ label: c.label, value: c.value }))}
+              choices={capabilities.expiryOptions.map((o) => ({ label: o.label, value: expiryValue(o) }))}
               selected={[expiry]}
-              onChange={(values) => setExpiry(values[0] ?? '90')}
+              onChange={(values) => setExpiry(values[0] ?? defaultExpiry(capabilities))}
               error={errors.expiresInDays ?? errors.expiresAt}
             />
           </BlockStack>

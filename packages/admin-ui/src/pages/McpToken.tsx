@@ -33,6 +33,8 @@ export function McpTokenPage({ id }: { id: string }) {
     }
     return <ErrorPage title="MCP token" error={res.error} onRetry={() => void res.reload()} />;
   }
+  // The permission labels and the editor need the capabilities: their failure is an error too, not an endless skeleton.
+  if (capsRes.error && !capsRes.data) return <ErrorPage title="MCP token" error={capsRes.error} onRetry={() => void capsRes.reload()} />;
   if (!res.data || !capsRes.data) return <LoadingPage title="MCP token" />;
   const token = res.data;
   const revoked = token.status === 'revoked';

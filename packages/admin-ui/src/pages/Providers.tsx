@@ -1,6 +1,7 @@
 /** Providers: a form per provider from its field specs, exact error messages next to fields, check button, status badge. */
-import { Badge, Banner, BlockStack, Button, Card, Checkbox, FormLayout, InlineStack, Layout, Page, Select, Text, TextField } from '@shopify/polaris';
+import { Banner, BlockStack, Button, Card, FormLayout, InlineStack, Layout, Page, Text } from '@shopify/polaris';
 import { useState } from 'react';
+import { FieldInput, type ProviderField } from '../components/FieldInput.tsx';
 import { ProviderStatusBadge } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -8,16 +9,7 @@ import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative } from '../lib/format.ts';
 import { useApi } from '../lib/useApi.ts';
 
-export interface ProviderField {
-  name: string;
-  type: 'text' | 'password' | 'number' | 'select' | 'checkbox';
-  label: string;
-  required: boolean;
-  placeholder?: string;
-  options?: { label: string; value: string }[];
-  hasValue?: boolean;
-  description?: string;
-}
+export type { ProviderField };
 
 export interface Provider {
   name: string;
@@ -43,52 +35,6 @@ function initialValues(provider: Provider): Values {
     else values[field.name] = saved === undefined || saved === null ? '' : String(saved);
   }
   return values;
-}
-
-function FieldInput({ field, value, error, onChange }: { field: ProviderField; value: string | boolean; error?: string; onChange(v: string | boolean): void }) {
-  const label = field.required ? `${field.label} *` : field.label;
-  switch (field.type) {
-    case 'checkbox':
-      return <Checkbox label={field.label} checked={value === true} onChange={onChange} error={error} helpText={field.description} />;
-    case 'select':
-      return (
-        <Select
-          label={label}
-          options={[{ label: 'Choose…', value: '' }, ...(field.options ?? [])]}
-          value={String(value)}
-          onChange={onChange}
-          error={error}
-          helpText={field.description}
-        />
-      );
-    case 'password':
-      return (
-        <TextField
-          label={label}
-          type="password"
-          value={String(value)}
-          onChange={onChange}
-          autoComplete="new-password"
-          placeholder={field.hasValue ? 'saved' : field.placeholder}
-          helpText={[field.description, field.hasValue ? 'A value is saved: leave empty to keep it, or type a new one to replace it.' : undefined].filter(Boolean).join(' ') || undefined}
-          suffix={field.hasValue && value === '' ? <Badge tone="success">saved</Badge> : undefined}
-          error={error}
-        />
-      );
-    default:
-      return (
-        <TextField
-          label={label}
-          type={field.type === 'number' ? 'number' : 'text'}
-          value={String(value)}
-          onChange={onChange}
-          autoComplete="off"
-          placeholder={field.placeholder}
-          error={error}
-          helpText={field.description}
-        />
-      );
-  }
 }
 
 function ProviderCard({ provider, onChange }: { provider: Provider; onChange(next: Provider): void }) {
@@ -159,7 +105,7 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
         <BlockStack gap="400">
           <InlineStack align="space-between" blockAlign="start" gap="200">
             <BlockStack gap="100">
-              <InlineStack gap="200" blockAlign="center">
+              <InlineStack gap="200" align="start" blockAlign="center">
                 <Text as="h2" variant="headingMd">
                   {provider.name}
                 </Text>

@@ -5,7 +5,7 @@ import { SchemaForm } from '../components/SchemaForm.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { useRouter } from '../lib/router.tsx';
-import { type Draft, type Errors, type JsonSchema, fromDraft, hasForm, issuesToErrors, toDraft } from '../lib/schema.ts';
+import { type Draft, type Errors, type JsonSchema, fromDraft, hasForm, issuesToErrors, toDraft, validateValue } from '../lib/schema.ts';
 
 export interface FlowSummary {
   name: string;
@@ -14,6 +14,13 @@ export interface FlowSummary {
   crons: { key: string; name: string; schedule: string; shops: unknown; timezone: string; input: unknown }[];
   concurrency?: unknown;
   timeout?: number | null;
+}
+
+/** Field problems as one line under the JSON box: `since: Required; customer.email: Must be an email address`. */
+function jsonProblems(errors: Errors): string {
+  return Object.entries(errors)
+    .map(([k, v]) => (k === '$' ? v : `${k}: ${v}`))
+    .join('; ');
 }
 
 export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): void }) {
@@ -44,7 +51,12 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): 
   function collect(): { input: unknown; errors: Errors } {
     if (mode === 'json') {
       if (jsonError) return { input: undefined, errors: { $json: jsonError } };
-      return { input: JSON.parse(json), errors: {} };
+      const input = JSON.parse(json) as unknown;
+      // The same rules as the form: a schema the form can show checks the JSON too, before anything is sent.
+      if (!formable) return { input, errors: {} };
+      const found: Errors = {};
+      validateValue(schema!, input, '', found);
+      return { input, errors: Object.keys(found).length > 0 ? { $json: jsonProblems(found) } : {} };
     }
     const found: Errors = {};
     const input = fromDraft(schema!, draft, '', found);
@@ -86,7 +98,7 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): 
         setFailure({ message: error.message, existingRunId: error.body.existingRunId });
       } else if (error instanceof ApiError && error.status === 400) {
         const mapped = issuesToErrors(error.body.issues);
-        setErrors(mode === 'json' ? { $json: Object.entries(mapped).map(([k, v]) => (k === '$' ? v : `${k}: ${v}`)).join('; ') || error.message } : mapped);
+        setErrors(mode === 'json' ? { $json: jsonProblems(mapped) || error.message } : mapped);
         setFailure({ message: error.message });
       } else {
         setFailure({ message: errorMessage(error) });
@@ -158,7 +170,11 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): 
             <TextField
               label="Input (JSON object)"
               value={json}
-              onChange={setJson}
+              onChange={(next) => {
+                setJson(next);
+                // A field problem found on Run is shown until the JSON changes; syntax errors stay live.
+                if (errors.$json) setErrors({});
+              }}
               multiline={8}
               monospaced
               autoComplete="off"

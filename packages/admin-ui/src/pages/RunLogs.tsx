@@ -2,7 +2,7 @@
 import { BlockStack, Button, ButtonGroup, Card, Collapsible, InlineStack, Pagination, Text, TextField } from '@shopify/polaris';
 import { useEffect, useId, useState } from 'react';
 import { LevelBadge } from '../components/badges.tsx';
-import { Empty, ErrorBanner } from '../components/states.tsx';
+import { Empty, ErrorBanner, LoadingBlock } from '../components/states.tsx';
 import { ApiError, download, errorMessage, qs } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { formatDateTime } from '../lib/format.ts';
@@ -161,6 +161,7 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
             </Collapsible>
           </BlockStack>
         </form>
+        {!page && !res.error ? <LoadingBlock label="logs" lines={4} /> : null}
         {res.error && !queryError ? <ErrorBanner error={res.error} title="Logs could not be loaded" onRetry={() => void res.reload()} /> : null}
         {page ? (
           <div role="status">

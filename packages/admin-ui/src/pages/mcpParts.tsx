@@ -18,6 +18,9 @@ export interface Capabilities {
   permissions: PermissionInfo[];
   tools: { name: string; description: string; requiredPermissions: string[]; riskLevel: string }[];
   riskLevels: string[];
+  /** The expiry choices of the create form (the server's list: 30 days, 90 days preselected, 1 year, never, …). */
+  expiryOptions: ExpiryOption[];
+  defaultExpiresInDays: number | null;
 }
 
 export interface McpToken {
@@ -45,13 +48,24 @@ export interface Audit {
   createdAt: string;
 }
 
-/** The expiry choices offered on create (spec: 30 days, 90 preselected, 1 year, never). */
-export const EXPIRY_CHOICES: { label: string; value: string; days: number | null }[] = [
-  { label: '30 days', value: '30', days: 30 },
-  { label: '90 days', value: '90', days: 90 },
-  { label: '1 year', value: '365', days: 365 },
-  { label: 'Never', value: 'never', days: null },
-];
+/** One expiry choice of the create form, as GET /api/mcp/capabilities offers it (`expiresInDays` null: never). */
+export interface ExpiryOption {
+  label: string;
+  expiresInDays: number | null;
+  default: boolean;
+}
+
+/** The ChoiceList value of an expiry option. */
+export function expiryValue(option: ExpiryOption): string {
+  return option.expiresInDays === null ? 'never' : String(option.expiresInDays);
+}
+
+/** The preselected choice: the option the server marks as default, else the one of `defaultExpiresInDays`, else the first. */
+export function defaultExpiry(capabilities: Capabilities): string {
+  const options = capabilities.expiryOptions;
+  const chosen = options.find((o) => o.default) ?? options.find((o) => o.expiresInDays === capabilities.defaultExpiresInDays) ?? options[0];
+  return chosen ? expiryValue(chosen) : '';
+}
 
 export function mcpEndpoint(): string {
   return `${location.origin}/mcp`;

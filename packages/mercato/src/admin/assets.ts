@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The folder holding index.html and assets/: `MERCATO_ADMIN_UI_DIR` when set, else the admin-ui workspace package's
- * `dist/` (a checkout of the repository), else `admin-ui/` inside this package (where a published package carries it).
+ * `dist/` (a checkout of the repository), else `admin-ui/` inside this package if someone put a build there (nothing
+ * does today: there is no pack or publish step that copies it; see docs/admin-ui.md, "Where the build comes from").
  */
 export function resolveAdminUiDir(env: Record<string, string | undefined> = process.env): string {
   if (env.MERCATO_ADMIN_UI_DIR) return resolve(env.MERCATO_ADMIN_UI_DIR);

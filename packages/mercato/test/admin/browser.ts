@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const ARTIFACTS = fileURLToPath(new URL('../../../../test-artifacts/admin-ui/', import.meta.url));
@@ -20,10 +20,13 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-/** `mercato dev --port 0` in `projectDir`, on a fresh embedded database (or the given PostgreSQL one); resolves once it listens. */
-export async function startDev(projectDir: string, options: { databaseUrl?: string } = {}): Promise<DevServer> {
+/**
+ * `mercato dev --port 0` in `projectDir`, on a fresh embedded database (or the given PostgreSQL one); resolves once it
+ * listens. `env` adds variables (the fixture reads ADMIN_UI_DISABLED_PAGE).
+ */
+export async function startDev(projectDir: string, options: { databaseUrl?: string; env?: Record<string, string> } = {}): Promise<DevServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mercato-ui-db-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env };
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
   const child: ChildProcess = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -60,15 +63,27 @@ export async function startDev(projectDir: string, options: { databaseUrl?: stri
   };
 }
 
+/** A request the page made: when it started and ended (Date.now()), its bearer token, its answer's status. */
+export interface SeenRequest {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  start: number;
+  /** Set when the answer has arrived in full, or the request failed (aborted, network error). */
+  end?: number;
+  status?: number;
+  failed?: boolean;
+}
+
 export interface Watched {
   browser: Browser;
   context: BrowserContext;
   page: Page;
-  /** Console errors and uncaught exceptions since the last `take()`. */
+  /** Console errors and uncaught exceptions, as `console: <text> @ <url>` / `exception: <message>`; tests empty it. */
   errors: string[];
   /** Requests to any origin other than the server's. */
   foreign: string[];
-  requests: { method: string; url: string }[];
+  requests: SeenRequest[];
   close(): Promise<void>;
 }
 
@@ -83,15 +98,33 @@ export async function launch(origin: string): Promise<Watched> {
   const page = await context.newPage();
   const errors: string[] = [];
   const foreign: string[] = [];
-  const requests: { method: string; url: string }[] = [];
+  const requests: SeenRequest[] = [];
+  const seen = new WeakMap<Request, SeenRequest>();
   page.on('console', (msg) => {
-    if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
+    if (msg.type() !== 'error') return;
+    // Chromium reports a failed resource ("the server responded with a status of 400") at the resource's URL.
+    const at = msg.location().url;
+    errors.push(`console: ${msg.text()}${at ? ` @ ${at}` : ''}`);
   });
   page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
   page.on('request', (req) => {
     const url = req.url();
-    requests.push({ method: req.method(), url });
+    const entry: SeenRequest = { method: req.method(), url, authorization: req.headers().authorization, start: Date.now() };
+    seen.set(req, entry);
+    requests.push(entry);
     if (!url.startsWith(origin) && !url.startsWith('data:') && !url.startsWith('blob:')) foreign.push(url);
+  });
+  page.on('requestfinished', (req) => {
+    const entry = seen.get(req);
+    if (!entry) return;
+    entry.end = Date.now();
+    void req.response().then((res) => {
+      if (res) entry.status = res.status();
+    });
+  });
+  page.on('requestfailed', (req) => {
+    const entry = seen.get(req);
+    if (entry) Object.assign(entry, { end: Date.now(), failed: true });
   });
   return {
     browser,
@@ -137,7 +170,33 @@ export async function pageAction(page: Page, name: string): Promise<void> {
   await page.getByRole('menuitem', { name, exact: true }).or(page.getByRole('button', { name, exact: true })).filter({ visible: true }).first().click();
 }
 
-/** Errors that the test expects from the server (4xx answers of journeys that provoke them) are not failures. */
-export function unexpected(errors: string[]): string[] {
-  return errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|403|404|409)/.test(e));
+/**
+ * An error answer a journey provokes on purpose: its status and the request's path (a string: the path exactly; a
+ * regular expression: tested against path and query).
+ */
+export interface ExpectedFailure {
+  status: number;
+  path: string | RegExp;
+}
+
+const FAILED_RESOURCE = /^console: Failed to load resource: the server responded with a status of (\d{3})\b.* @ (\S+)$/;
+
+/**
+ * The errors that are not the expected ones: every exception and console error, except Chromium's "Failed to load
+ * resource" line for an answer listed in `expected` (same status, same path). Anything else — another status, another
+ * URL, an error without a URL — is unexpected.
+ */
+export function unexpected(errors: string[], expected: ExpectedFailure[] = []): string[] {
+  return errors.filter((error) => {
+    const m = FAILED_RESOURCE.exec(error);
+    if (!m) return true;
+    const status = Number(m[1]);
+    let url: URL;
+    try {
+      url = new URL(m[2]!);
+    } catch {
+      return true;
+    }
+    return !expected.some((e) => e.status === status && (typeof e.path === 'string' ? url.pathname === e.path : e.path.test(url.pathname + url.search)));
+  });
 }

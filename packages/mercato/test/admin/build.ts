@@ -1,6 +1,8 @@
 /**
- * Builds the admin UI for the browser tests when its build is missing or older than its sources (index.html, src/,
- * public/, vite.config.ts, package.json). A lock folder keeps two test processes from building at once.
+ * Builds the admin UI for the browser tests when its build is missing or older than what it is made from: the UI's
+ * sources (index.html, src/, public/), its build setup (vite.config.ts, tsconfig.json, package.json) and the
+ * installed dependencies (the root package-lock.json, rewritten by every npm install). A lock folder keeps two test
+ * processes from building at once.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -10,6 +12,10 @@ import { fileURLToPath } from 'node:url';
 
 export const ADMIN_UI_DIR = fileURLToPath(new URL('../../../admin-ui', import.meta.url));
 export const ADMIN_UI_DIST = join(ADMIN_UI_DIR, 'dist');
+export const ROOT_LOCKFILE = fileURLToPath(new URL('../../../../package-lock.json', import.meta.url));
+
+/** What the build is made from, relative to the admin-ui folder (folders count with everything inside them). */
+export const BUILD_INPUTS = ['index.html', 'src', 'public', 'vite.config.ts', 'tsconfig.json', 'package.json'];
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;
@@ -20,11 +26,12 @@ function newestMtime(path: string): number {
   return newest;
 }
 
-export function adminUiBuildIsCurrent(): boolean {
-  const index = join(ADMIN_UI_DIST, 'index.html');
+/** True when `dir`/dist/index.html exists and is at least as new as every build input and the lockfile. */
+export function adminUiBuildIsCurrent(dir = ADMIN_UI_DIR, lockfile = ROOT_LOCKFILE): boolean {
+  const index = join(dir, 'dist', 'index.html');
   if (!existsSync(index)) return false;
-  const sources = ['index.html', 'src', 'public', 'vite.config.ts', 'package.json'].map((p) => newestMtime(join(ADMIN_UI_DIR, p)));
-  return statSync(index).mtimeMs >= Math.max(...sources);
+  const inputs = [...BUILD_INPUTS.map((p) => newestMtime(join(dir, p))), newestMtime(lockfile)];
+  return statSync(index).mtimeMs >= Math.max(...inputs);
 }
 
 export async function ensureAdminUiBuilt(): Promise<void> {
