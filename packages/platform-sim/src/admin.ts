@@ -50,6 +50,7 @@ export async function adminGraphql(c: Context, state: SimState, schema: Schema):
   };
   if (!state.apiVersions.includes(apiVersion)) return c.json({ errors: 'Not Found' }, 404);
 
+  await state.passHold('graphql');
   const fault = state.takeFault('graphql');
   if (fault) {
     const body = fault.body === undefined ? JSON.stringify({ errors: `Simulated ${fault.status}` }) : JSON.stringify(fault.body);

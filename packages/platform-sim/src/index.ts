@@ -5,6 +5,7 @@ export {
   DEFAULT_API_VERSIONS,
   DEFAULT_SCOPES,
   type Fault,
+  type Hold,
   type GraphqlCallRecord,
   type Installation,
   type IssuedToken,

@@ -14,7 +14,7 @@ import { createAdminSchema } from './schema.ts';
 import { addFunctionSchema } from './functions/index.ts';
 import type { SimFunction, SimFunctionInput } from './functions/registry.ts';
 import type { SimUserError } from './functions/metafields.ts';
-import { type Fault, type IssuedToken, type SimApp, type SimAppInput, type SimShop, type SimShopInput, SimState, type WebhookDelivery } from './state.ts';
+import { type Fault, type Hold, type IssuedToken, type SimApp, type SimAppInput, type SimShop, type SimShopInput, SimState, type WebhookDelivery } from './state.ts';
 import { tokenExchange } from './token-exchange.ts';
 import { type DeliverOptions, deliverWebhook, redeliverWebhook, shopPayload } from './webhooks.ts';
 
@@ -61,6 +61,8 @@ export interface PlatformSim {
   redeliver(webhookId: string): Promise<WebhookDelivery>;
   /** The next `times` requests to the target get this answer instead. */
   injectFault(fault: Fault): void;
+  /** Requests to the target wait from now until `release()` (a test observes the app while it waits). */
+  hold(target: Fault['target']): Hold;
   /** The next `times` (default 1) calls of a function-instance mutation answer these userErrors and change nothing. */
   injectUserErrors(options: { mutation: string; userErrors: SimUserError[]; times?: number }): void;
   close(): Promise<void>;
@@ -120,10 +122,12 @@ export async function start(options: StartOptions = {}): Promise<PlatformSim> {
     injectFault(fault) {
       state.faults.push({ ...fault, remaining: fault.times ?? 1 });
     },
+    hold: (target) => state.hold(target),
     injectUserErrors({ mutation, userErrors, times }) {
       state.functions.injected.push({ mutation, userErrors, remaining: times ?? 1 });
     },
     close() {
+      state.releaseHolds();
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

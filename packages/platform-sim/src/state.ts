@@ -121,6 +121,14 @@ export interface Fault {
   times?: number;
 }
 
+/** Requests to an endpoint held until `release()`: a test sees what the app does while it waits for the platform. */
+export interface Hold {
+  readonly target: Fault['target'];
+  /** Requests that arrived while held (they answer normally once released). */
+  readonly arrived: number;
+  release(): void;
+}
+
 export const DEFAULT_SCOPES = 'read_products';
 
 /** Quarterly versions 2024-01 … 2026-10 and `unstable`. */
@@ -151,6 +159,7 @@ export class SimState {
   /** Deployed functions per app and function instances per shop (discounts, cart transforms, customizations, …). */
   readonly functions = new FunctionsState();
   throttledCount = 0;
+  private readonly holds = new Map<Fault['target'], { hold: Hold & { arrived: number }; gate: Promise<void> }>();
   private readonly buckets = new Map<string, CostBucket>();
 
   constructor(
@@ -255,6 +264,35 @@ export class SimState {
       this.buckets.set(key, bucket);
     }
     return bucket;
+  }
+
+  /** Holds the requests to `target` from now until the returned hold is released (replacing an earlier hold). */
+  hold(target: Fault['target']): Hold {
+    this.holds.get(target)?.hold.release();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const hold = {
+      target,
+      arrived: 0,
+      release: () => {
+        if (this.holds.get(target)?.hold === hold) this.holds.delete(target);
+        open();
+      },
+    };
+    this.holds.set(target, { hold, gate });
+    return hold;
+  }
+
+  /** Waits while `target` is held. */
+  async passHold(target: Fault['target']): Promise<void> {
+    const held = this.holds.get(target);
+    if (!held) return;
+    held.hold.arrived++;
+    await held.gate;
+  }
+
+  releaseHolds(): void {
+    for (const { hold } of [...this.holds.values()]) hold.release();
   }
 
   /** Takes the next matching fault, if any. */

@@ -38,6 +38,7 @@ export async function tokenExchange(c: Context, state: SimState): Promise<Respon
     state.tokenExchanges.push({ ...record, status, error });
     return c.json({ error, error_description: description }, status);
   };
+  await state.passHold('token');
   const fault = state.takeFault('token');
   if (fault) {
     state.tokenExchanges.push({ ...record, status: fault.status, error: 'fault' });

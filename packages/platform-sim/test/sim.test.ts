@@ -73,6 +73,23 @@ describe('token exchange', () => {
     }
     expect(sim.state.tokenExchanges.filter((r) => r.status !== 200).length).toBeGreaterThanOrEqual(cases.length);
   });
+
+  it('a hold keeps exchanges waiting until released, then answers them normally', async () => {
+    const before = sim.state.tokenExchanges.length;
+    const hold = sim.hold('token');
+    let answered = false;
+    const pending = exchange(exchangeBody(signSessionToken({ ...APP, shop: SHOP }))).then((res) => ((answered = true), res));
+    while (hold.arrived === 0) await new Promise((r) => setTimeout(r, 10));
+    // held: nothing answered or recorded yet, and other endpoints are not held
+    expect((await graphql(undefined, SHOP_QUERY)).status).toBe(401);
+    expect(answered).toBe(false);
+    expect(sim.state.tokenExchanges.length).toBe(before);
+    hold.release();
+    expect((await pending).status).toBe(200);
+    expect(sim.state.tokenExchanges.slice(before)).toEqual([expect.objectContaining({ status: 200, shop: SHOP })]);
+    expect(hold.arrived).toBe(1);
+    expect((await exchange(exchangeBody(signSessionToken({ ...APP, shop: SHOP })))).status).toBe(200); // released: no longer held
+  });
 });
 
 describe('Admin GraphQL', () => {

@@ -80,9 +80,27 @@ export type ProviderConnector<P> = P extends ProviderDefinition<any, infer M>
 
 export type ProviderConnectors<P extends ProvidersMap> = { [K in keyof P]: ProviderConnector<P[K]> };
 
-/** Admin GraphQL client of the run's tenant (comes with the platform capability). */
+export interface AdminRequestOptions {
+  variables?: Record<string, unknown>;
+  /** Default: `shopify.apiVersion` of the config, else the latest stable version. */
+  apiVersion?: string;
+  signal?: AbortSignal;
+  /** Which operation of a document with several to run. */
+  operationName?: string;
+}
+
+/** The answer of `raw()`: the HTTP status and the parsed JSON body (or the text when it is not JSON). */
+export interface AdminRawResponse {
+  status: number;
+  body: unknown;
+}
+
+/** Admin GraphQL client of the run's tenant (comes with the platform capability). See docs/platform.md. */
 export interface AdminGraphqlClient {
-  request<T = any>(query: string, options?: { variables?: Record<string, unknown>; apiVersion?: string; signal?: AbortSignal }): Promise<T>;
+  /** Returns `data`; waits out throttling, retries 429/5xx, throws typed errors. */
+  request<T = any>(query: string, options?: AdminRequestOptions): Promise<T>;
+  /** Sends once and returns `{ status, body }` as the platform answered (no retries, no error mapping). */
+  raw(query: string, options?: AdminRequestOptions): Promise<AdminRawResponse>;
 }
 
 export interface FlowContext<P extends ProvidersMap = ProvidersMap> {

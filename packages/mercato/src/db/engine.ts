@@ -23,6 +23,16 @@ export interface Database {
   listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /** True when the database answers `select 1`. */
   ping(): Promise<boolean>;
+  /**
+   * PostgreSQL only: a connection of its own, outside the pool, for session-level state such as advisory locks.
+   * `onLost` is called when the server drops it (its session locks are then released). Undefined on PGlite.
+   */
+  readonly openSession?: (purpose: string, onLost?: () => void) => Promise<DedicatedSession>;
+  close(): Promise<void>;
+}
+
+export interface DedicatedSession {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   close(): Promise<void>;
 }
 
@@ -175,6 +185,17 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
       };
     },
     ping: () => answers(() => pool.query('select 1')),
+    async openSession(purpose, onLost) {
+      const client = new pg.Client({ connectionString: url, application_name: `${options.applicationName ?? 'mercato'}-${purpose}` });
+      client.on('error', () => onLost?.());
+      await client.connect();
+      return {
+        async query<T>(text: string, params?: unknown[]) {
+          return (await client.query(text, params)).rows as T[];
+        },
+        close: () => client.end().catch(() => {}),
+      };
+    },
     async close() {
       if (closed) return;
       closed = true;

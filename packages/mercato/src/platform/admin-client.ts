@@ -8,7 +8,7 @@
  *   active installation.
  * `raw()` sends once and returns `{ status, body }` untouched (the MCP GraphQL tool passes errors back as they are).
  */
-import type { AdminGraphqlClient } from '../app/types.ts';
+import type { AdminGraphqlClient, AdminRawResponse, AdminRequestOptions } from '../app/types.ts';
 import type { Logger } from '../logger.ts';
 import { AdminGraphqlError, AdminHttpError, AdminThrottledError, type GraphqlErrorEntry, type QueryCost } from './errors.ts';
 import { adminGraphqlUrl } from './origin.ts';
@@ -34,19 +34,8 @@ export const DEFAULT_ADMIN_RETRY: Readonly<AdminRetryOptions> = Object.freeze({
   timeoutMs: 30_000,
 });
 
-export interface RequestOptions {
-  variables?: Record<string, unknown>;
-  /** Default: the client's version (the configured `shopify.apiVersion`, else the latest stable). */
-  apiVersion?: string;
-  signal?: AbortSignal;
-  operationName?: string;
-}
-
-export interface RawResponse {
-  status: number;
-  /** The parsed JSON body, or the text when it is not JSON. */
-  body: unknown;
-}
+export type RequestOptions = AdminRequestOptions;
+export type RawResponse = AdminRawResponse;
 
 export interface AdminClientOptions {
   shop: string;
@@ -131,7 +120,7 @@ export class AdminClient implements AdminGraphqlClient {
 
   private backoff(retry: number): number {
     const base = Math.min(this.retry.maxDelayMs, this.retry.initialDelayMs * 2 ** retry);
-    return Math.round(base * (0.8 + Math.random() * 0.4));
+    return Math.min(this.retry.maxDelayMs, Math.round(base * (0.8 + Math.random() * 0.4)));
   }
 
   /** Sends a query or mutation and returns its `data`. */

@@ -1,13 +1,13 @@
 /**
  * Installation on first contact: the first valid session token of a shop without an active installation triggers a
- * token exchange and stores the installation. Concurrent first requests exchange once: in one process they share
- * one promise per (app, shop); across processes a transaction-scoped advisory lock serialises them and the second
- * one finds the installation already made.
+ * token exchange and stores the installation. No transaction is open during the exchange (an HTTP call of up to
+ * 10 s): it would stall PGlite's single session and hold a PostgreSQL connection. Concurrent first requests exchange
+ * once: in one process they share one promise per (app, shop); across processes (PostgreSQL) a session-level advisory
+ * lock on a dedicated connection serialises them (install-lock.ts) and the later ones find the installation made.
  *
  * A failed exchange (platform unreachable, refusal) is logged and does not fail the admin request; the next attempt
  * for that (app, shop) waits `failureBackoffMs` (default 30 s). See docs/platform.md.
  */
-import { sql } from 'drizzle-orm';
 import type { MiddlewareHandler } from 'hono';
 import type { ResolvedApp } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
@@ -15,10 +15,13 @@ import { execOn } from '../flows/store.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
+import { installLocks } from './install-lock.ts';
 import { isInstalled, saveInstallation } from './installations.ts';
 import { exchangeSessionToken } from './token-exchange.ts';
 
 export const DEFAULT_INSTALL_FAILURE_BACKOFF_MS = 30_000;
+/** How long a process waits for another one's installation of the same shop (its exchange times out after 10 s). */
+const INSTALL_WAIT_MS = 15_000;
 
 export type InstallOutcome = 'exists' | 'installed' | 'skipped' | 'failed';
 
@@ -44,19 +47,25 @@ export function createInstaller(deps: InstallerDeps): Installer {
   const stats = { exchanges: 0, failures: 0 };
   const exec = execOn(deps.db.orm);
 
+  const locks = installLocks(deps.db);
+
+  const exchangeAndSave = async (app: ResolvedApp, shop: string, sessionToken: string): Promise<InstallOutcome> => {
+    if (await isInstalled(exec, app.handle, shop)) return 'exists'; // made meanwhile (by this or another process)
+    stats.exchanges++;
+    const token = await exchangeSessionToken({ app, shop, sessionToken, platformOrigin: deps.platformOrigin });
+    await saveInstallation(exec, deps.secrets, { appHandle: app.handle, shop, accessToken: token.accessToken, scopes: token.scopes });
+    deps.logger.info({ appHandle: app.handle, shop, scopes: token.scopes }, 'app installed on shop (token exchange)');
+    return 'installed';
+  };
+
   const install = async (app: ResolvedApp, shop: string, sessionToken: string): Promise<InstallOutcome> => {
     const key = `${app.handle}/${shop}`;
     try {
-      return await deps.db.orm.transaction(async (tx) => {
-        const txExec = execOn(tx);
-        await txExec(sql`select pg_advisory_xact_lock(hashtextextended(${`installation/${key}`}, 0))`);
-        if (await isInstalled(txExec, app.handle, shop)) return 'exists' as const;
-        stats.exchanges++;
-        const token = await exchangeSessionToken({ app, shop, sessionToken, platformOrigin: deps.platformOrigin });
-        await saveInstallation(txExec, deps.secrets, { appHandle: app.handle, shop, accessToken: token.accessToken, scopes: token.scopes });
-        deps.logger.info({ appHandle: app.handle, shop, scopes: token.scopes }, 'app installed on shop (token exchange)');
-        return 'installed' as const;
-      });
+      if (!locks) return await exchangeAndSave(app, shop, sessionToken);
+      const outcome = await locks.exclusive(key, INSTALL_WAIT_MS, () => exchangeAndSave(app, shop, sessionToken));
+      if (outcome !== 'busy') return outcome;
+      deps.logger.warn({ appHandle: app.handle, shop }, 'installation still under way in another process; not waiting longer');
+      return 'skipped';
     } catch (error) {
       stats.failures++;
       failedUntil.set(key, Date.now() + backoff);

@@ -1,7 +1,8 @@
 /**
  * `POST /webhooks`: the platform's webhook deliveries. Not under /api and without session auth; instead:
- * 1. the HMAC (`X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body bytes) must match one of the apps'
- *    secrets — 401 before anything else is looked at;
+ * 1. the body is read as bytes, at most 5 MB (413 while reading, before a signature can be computed); the HMAC
+ *    (`X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body bytes) must match one of the apps' secrets — 401
+ *    before any header is looked at or the body parsed;
  * 2. the headers are checked (topic, shop domain, webhook id) and the body must be JSON — else 400;
  * 3. a topic with a handler is dispatched as a run of `webhook:<topic>` (trigger `webhook`) in the same transaction
  *    that records the delivery id, so a delivery is enqueued exactly once: a webhook id (or an event id of the same

@@ -1,6 +1,6 @@
 /**
  * The Admin GraphQL client against the simulator over real HTTP: cost throttling (HTTP 200 + THROTTLED) waited out,
- * 429/5xx retried with Retry-After, abort signals, typed errors, raw mode; and ctx.admin in a flow run by a worker.
+ * 429/5xx retried with Retry-After, abort signals, typed errors, raw mode; and ctx.admin (request, raw) in flows run by a worker.
  */
 import type { PlatformSim } from 'platform-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +126,15 @@ const instance = app.defineConfig({
         return results.at(-1).shop;
       },
     }),
+    rawShop: app.defineFlow({
+      name: 'rawShop',
+      input: z.object({}),
+      async run(ctx) {
+        // two operations in one document: operationName picks one; raw() answers the platform's payload as it is
+        const document = `query First { shop { id } } query Second { shop { name } } `;
+        return ctx.step('raw', () => ctx.admin.raw(document, { operationName: 'Second', signal: ctx.signal }));
+      },
+    }),
   },
   worker: FAST_WORKER,
   retryPolicy: { maxAttempts: 1 },
@@ -154,6 +163,15 @@ describeEngines('ctx.admin in flows', (get) => {
     expect(run.output).toMatchObject({ name: 'Shop One', myshopifyDomain: SHOP, currencyCode: 'EUR' });
     expect(sim.state.throttledCount).toBeGreaterThan(throttledBefore);
     expect(sim.state.graphqlCalls.filter((c) => c.shop === SHOP && c.outcome === 'ok').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it('ctx.admin.raw in a flow sends once with the operation name and returns the status and body as answered', async () => {
+    const calls = sim.state.graphqlCalls.length;
+    const { runId } = await t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName: 'rawShop', input: {}, trigger: 'dispatch' });
+    const run = await waitForRun(get().db, runId, undefined, 15_000);
+    expect(run).toMatchObject({ status: 'completed', output: { status: 200, body: { data: { shop: { name: 'Shop One' } } } } });
+    expect(run.output.body.data.shop).not.toHaveProperty('id');
+    expect(sim.state.graphqlCalls.slice(calls)).toEqual([expect.objectContaining({ shop: SHOP, operationName: 'Second', outcome: 'ok' })]);
   });
 
   it('a shop without installation fails the run with NotInstalledError', async () => {

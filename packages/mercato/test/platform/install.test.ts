@@ -1,12 +1,17 @@
-/** Installation by token exchange against the simulator over real HTTP: once under concurrency, encrypted at rest. */
+/**
+ * Installation by token exchange against the simulator over real HTTP: once under concurrency (in a process and across
+ * processes on PostgreSQL), no transaction open during the exchange, encrypted at rest.
+ */
+import { sql } from 'drizzle-orm';
 import type { PlatformSim } from 'platform-sim';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
+import type { Database } from '../../src/db/engine.ts';
 import { getAccessToken, installationOwner, listActiveInstallations, platformBaseUrl } from '../../src/platform/index.ts';
 import { OTHER_SHOP, SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
-import { ENCRYPTION_KEY, installationRow, startSim } from './helpers.ts';
+import { ENCRYPTION_KEY, installationRow, startSim, until } from './helpers.ts';
 
 const app = defineApp();
 const instance = app.defineConfig({ flows: { noop: app.defineFlow({ name: 'noop', input: z.object({}), run: () => null }) } });
@@ -17,7 +22,7 @@ it('PLATFORM_ORIGIN sends every shop to one origin; unset, each shop is reached 
   expect(platformBaseUrl(SHOP, undefined)).toBe(`https://${SHOP}`);
 });
 
-describeEngines('installations', (get) => {
+describeEngines('installations', (get, kind) => {
   let sim: PlatformSim;
   let t: TestRuntime;
 
@@ -71,4 +76,31 @@ describeEngines('installations', (get) => {
     expect(refusals).toEqual([expect.objectContaining({ status: 400, error: 'invalid_subject_token' })]);
     expect(await installationRow(get().db, ghost)).toBeUndefined();
   });
+
+  it('holds no transaction open while the token exchange is under way', async () => {
+    const shop = 'shop-three.myshopify.com';
+    const hold = sim.hold('token');
+    try {
+      const pending = t.api('/api/pages', { shop });
+      await until(async () => hold.arrived > 0);
+      // the exchange is waiting on the platform: on PGlite (one session) this query would wait for it behind an open
+      // transaction; on PostgreSQL no connection may sit in a transaction meanwhile
+      expect(await openTransactions(get().db, kind)).toBe(0);
+      hold.release();
+      expect((await pending).status).toBe(200);
+    } finally {
+      hold.release();
+    }
+    expect((await installationRow(get().db, shop))?.status).toBe('active');
+    expect(sim.state.tokenExchanges.filter((e) => e.shop === shop)).toEqual([expect.objectContaining({ status: 200 })]);
+  });
 });
+
+/** Connections of this database in a transaction (PostgreSQL); PGlite answers only when its session is free. */
+async function openTransactions(db: Database, kind: string): Promise<number> {
+  if (kind !== 'postgres') return (await db.query<{ n: number }>(sql`select 0 as n`))[0]!.n;
+  const [row] = await db.query<{ n: number }>(
+    sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state like 'idle in transaction%'`,
+  );
+  return row!.n;
+}

@@ -12,6 +12,7 @@ import { defineWebhook } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { verifyWebhookHmac } from '../../src/platform/index.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { capturingLogger } from '../http/helpers.ts';
 import { ENCRYPTION_KEY, SHOP_QUERY, installationRow, startSim, until } from './helpers.ts';
 
 const seen: Array<{ topic: string; shop: string; payload: any; webhookId: string; shopName?: string }> = [];
@@ -68,6 +69,7 @@ it('in multi-app mode the secret that signed the raw bytes selects the app', () 
 describeEngines('webhooks', (get) => {
   let sim: PlatformSim;
   let t: TestRuntime;
+  let logs: Array<Record<string, any>>;
   const runs = (where = sql`true`) =>
     get().db.query<{ id: string; flow_name: string; trigger: string; shop: string; status: string; attempt: number }>(
       sql`select id, flow_name, trigger, shop, status, attempt - attempt_base as attempt from runs where ${where} order by created_at`,
@@ -76,7 +78,9 @@ describeEngines('webhooks', (get) => {
 
   beforeAll(async () => {
     sim = await startSim();
-    t = await startTestRuntime(instance, get().db, { http: true, worker: true, env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY } });
+    const captured = capturingLogger('info');
+    logs = captured.lines;
+    t = await startTestRuntime(instance, get().db, { http: true, worker: true, logger: captured.logger, env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY } });
     sim.setAppUrl(TEST_API_KEY, t.url!);
     expect((await t.api('/api/pages')).status).toBe(200); // SHOP installed by token exchange
   });
@@ -173,11 +177,31 @@ describeEngines('webhooks', (get) => {
     expect(seen.at(-1)).toMatchObject({ topic: 'products/update', payload: { id: 90 } });
   });
 
-  it('an unknown topic is acknowledged and ignored', async () => {
+  it('a body over 5 MB is refused with 413 while it is read, signed or not, and leaves no trace', async () => {
+    const before = (await runs()).length;
+    const body = `{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}`;
+    const headers = { 'content-type': 'application/json', 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': SHOP, 'x-shopify-webhook-id': 'w-big' };
+    const hmac = createHmac('sha256', TEST_API_SECRET).update(body).digest('base64');
+    expect((await post({ ...headers, 'x-shopify-hmac-sha256': hmac }, body)).status).toBe(413);
+    expect((await post(headers, body)).status).toBe(413); // unsigned: the size limit comes before the signature
+    expect((await runs()).length).toBe(before);
+    expect(await get().db.query(sql`select 1 from webhook_deliveries where webhook_id = 'w-big'`)).toEqual([]);
+  });
+
+  it('an unknown topic is recorded, logged, acknowledged and ignored', async () => {
     const before = (await runs()).length;
     const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'carts/update', payload: { id: 5 } });
     expect(delivery.status).toBe(200);
     expect((await runs()).length).toBe(before);
+    const recorded = await get().db.query(sql`select topic, shop, run_id from webhook_deliveries where webhook_id = ${delivery.webhookId}`);
+    expect(recorded).toEqual([{ topic: 'carts/update', shop: SHOP, run_id: null }]);
+    const logged = logs.filter((l) => l.webhookId === delivery.webhookId);
+    expect(logged).toEqual([
+      expect.objectContaining({ msg: 'webhook with no handler for its topic: acknowledged and ignored', topic: 'carts/update', shop: SHOP, appHandle: 'default' }),
+    ]);
+    // a redelivery is logged as a duplicate
+    expect((await sim.redeliver(delivery.webhookId)).status).toBe(200);
+    expect(logs.filter((l) => l.webhookId === delivery.webhookId).map((l) => l.msg)).toEqual([logged[0]!.msg, 'duplicate webhook ignored']);
   });
 
   it('app/uninstalled forgets the token; a later session token reinstalls', async () => {
