@@ -3,8 +3,9 @@
  * `mercato dev`, `mercato start`, `mercato worker` and the tests all build one with createRuntime().
  */
 import type { MercatoInstance } from './app/app.ts';
-import { type RunMode, type RuntimeEnv, loadRuntimeEnv } from './app/env.ts';
-import { type ResolvedPlatform, resolvePlatform } from './app/platform.ts';
+import type { RunMode, RuntimeEnv } from './app/env.ts';
+import type { ResolvedPlatform } from './app/platform.ts';
+import { resolveStartup } from './app/startup.ts';
 import type { ResolvedConfig } from './app/types.ts';
 import { type Database, openDatabase } from './db/engine.ts';
 import { migrate } from './db/migrate.ts';
@@ -16,6 +17,7 @@ import { type DispatchFn, createDispatcher } from './flows/dispatch.ts';
 import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
 import { webhookFlows } from './platform/webhook-flows.ts';
 import { BadRequestError } from './http/errors.ts';
+import { asDispatchError } from './routes/errors.ts';
 
 export interface Runtime {
   readonly instance: MercatoInstance<any, any>;
@@ -58,9 +60,9 @@ export interface CreateRuntimeOptions {
 
 export async function createRuntime(options: CreateRuntimeOptions): Promise<Runtime> {
   const rawEnv = options.env ?? process.env;
-  const env = loadRuntimeEnv(rawEnv, { projectDir: options.projectDir, mode: options.mode });
+  // environment and platform configuration problems are reported together, in one ConfigError
+  const { env, platform } = resolveStartup(options.instance.config.shopify, rawEnv, { projectDir: options.projectDir, mode: options.mode });
   const logger = options.logger ?? createLogger({ level: env.logLevel, pretty: options.mode === 'dev' });
-  const platform = resolvePlatform(options.instance.config.shopify, rawEnv, options.projectDir);
   const secrets = createSecrets({ key: env.encryptionKey, previousKeys: env.previousEncryptionKeys, production: env.production, logger });
   const ownsDb = !options.db;
   const db =
@@ -78,9 +80,14 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
   const dispatch = createDispatcher({ db, registry, config: options.instance.config });
   closers.push(
-    options.instance.bindDispatcher(async (o) =>
-      dispatch({ appHandle: resolveAppHandle(platform, o.shopifyApp), shop: o.shop ?? null, flowName: o.flowName, input: o.input, trigger: 'dispatch', retryPolicy: o.retryPolicy }),
-    ),
+    // the instance's dispatchFlow throws the typed errors a route can catch (docs/routes.md): same status and body
+    options.instance.bindDispatcher(async (o) => {
+      try {
+        return await dispatch({ appHandle: resolveAppHandle(platform, o.shopifyApp), shop: o.shop ?? null, flowName: o.flowName, input: o.input, trigger: 'dispatch', retryPolicy: o.retryPolicy });
+      } catch (error) {
+        throw asDispatchError(error, o.flowName);
+      }
+    }),
   );
   let closed = false;
   return {

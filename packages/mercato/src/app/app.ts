@@ -19,6 +19,7 @@ import type {
   TypedDispatchOptions,
 } from './types.ts';
 import { validateConfig } from './validate.ts';
+import { type RouteDefinition, defineRoute } from '../routes/types.ts';
 
 export type Dispatcher = (options: DispatchOptions) => Promise<DispatchResult>;
 
@@ -30,6 +31,8 @@ export interface MercatoInstance<F extends FlowsMap = FlowsMap, P extends Provid
   readonly config: ResolvedConfig<F, P>;
   /** Enqueue a run: `flowName` is a registered key and `input` is typed by that flow. */
   dispatchFlow<K extends keyof F & string>(options: TypedDispatchOptions<F, K>): Promise<DispatchResult>;
+  /** `defineRoute` for a file under `routes/`, with `forShop(...).providers` typed by this app's providers. */
+  defineRoute<Auth extends {} = {}>(route: RouteDefinition<Auth, P>): RouteDefinition<Auth, P>;
   /** Used by the runtime: connects `dispatchFlow` to a running database. Returns a function that disconnects. */
   bindDispatcher(dispatcher: Dispatcher): () => void;
 }
@@ -40,6 +43,8 @@ export interface AppBuilder<P extends ProvidersMap> {
   defineFlow<const Name extends string, Input extends Schema<any, any>, Output>(
     flow: FlowDefinition<Name, Input, Output, P>,
   ): FlowDefinition<Name, Input, Output, P>;
+  /** `defineRoute` for a file under `routes/`, with `forShop(...).providers` typed by this app's providers. */
+  defineRoute<Auth extends {} = {}>(route: RouteDefinition<Auth, P>): RouteDefinition<Auth, P>;
   defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P>;
 }
 
@@ -85,6 +90,7 @@ export function defineApp<const P extends ProvidersMap = {}>(base: AppBase<P> = 
   return {
     base,
     defineFlow: (flow) => defineFlow(flow),
+    defineRoute: (route) => defineRoute(route),
     defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P> {
       validateConfig(base, config); // throws ConfigError listing every problem
       const resolved = resolveConfig(base, config);
@@ -92,6 +98,7 @@ export function defineApp<const P extends ProvidersMap = {}>(base: AppBase<P> = 
       return {
         [MERCATO_INSTANCE]: true,
         config: resolved,
+        defineRoute: (route) => defineRoute(route),
         dispatchFlow(options) {
           if (!dispatcher) {
             return Promise.reject(new Error('dispatchFlow: the Mercato runtime is not running in this process (start it with `mercato dev`, `mercato start` or createRuntime())'));

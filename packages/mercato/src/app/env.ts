@@ -160,6 +160,17 @@ function parseLogLevel(raw: string | undefined, problems: string[]): string {
 }
 
 /**
+ * The database variables: DATABASE_URL (trimmed, must be postgres:// or postgresql://; unset → embedded PGlite) and
+ * MERCATO_DATA_DIR (project-relative, default `.mercato/db`). Shared by loadRuntimeEnv and `mercato migrate`.
+ */
+export function readDatabaseEnv(env: NodeJS.ProcessEnv, projectDir: string, problems: string[]): { databaseUrl?: string; dataDir: string } {
+  const databaseUrl = parseDatabaseUrl(read(env, 'DATABASE_URL'), problems);
+  const dataDirRaw = read(env, 'MERCATO_DATA_DIR');
+  const dataDir = dataDirRaw === undefined ? join(projectDir, '.mercato', 'db') : resolve(projectDir, dataDirRaw);
+  return databaseUrl === undefined ? { dataDir } : { databaseUrl, dataDir };
+}
+
+/**
  * Read and validate the environment once at start-up. Throws ConfigError listing every problem.
  * Platform credentials (PLATFORM_API_KEY, HOST, ...) are resolved by resolvePlatform() in ./platform.ts.
  */
@@ -169,9 +180,7 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   const production = nodeEnv === 'production';
   const port = parsePort(read(env, 'PORT'), problems);
   const bindAddress = parseBindAddress(read(env, 'MERCATO_BIND_ADDRESS'), options.mode, problems);
-  const databaseUrl = parseDatabaseUrl(read(env, 'DATABASE_URL'), problems);
-  const dataDirRaw = read(env, 'MERCATO_DATA_DIR');
-  const dataDir = dataDirRaw === undefined ? join(options.projectDir, '.mercato', 'db') : resolve(options.projectDir, dataDirRaw);
+  const { databaseUrl, dataDir } = readDatabaseEnv(env, options.projectDir, problems);
   const platformOrigin = parsePlatformOrigin(read(env, 'PLATFORM_ORIGIN'), problems);
   const keys = parseEncryptionKeys(env, production, problems);
   const logLevel = parseLogLevel(read(env, 'LOG_LEVEL'), problems);

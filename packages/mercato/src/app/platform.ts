@@ -199,7 +199,7 @@ function resolveApp(handle: string, app: PlatformAppConfig, env: NodeJS.ProcessE
   const apiSecret = nonEmpty(app.apiSecret, 'apiSecret');
   if (app.apiSecret === undefined) problems.push(`${where}.apiSecret: required`);
   if (app.toml !== undefined && app.apiKey !== undefined) problems.push(`${where}: \`toml\` and \`apiKey\` are mutually exclusive; give one of them`);
-  if (app.toml === undefined && app.apiKey === undefined) problems.push(`${where}.apiKey: required when \`toml\` is omitted`);
+  if (app.toml === undefined && app.apiKey === undefined) problems.push(`${where}: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set`);
 
   let toml: AppToml | null = null;
   let apiKey = explicitKey;

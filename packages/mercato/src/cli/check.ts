@@ -1,31 +1,27 @@
-import { loadRuntimeEnv } from '../app/env.ts';
-import { resolvePlatform } from '../app/platform.ts';
+import { join } from 'node:path';
+import type { ResolvedPlatform } from '../app/platform.ts';
+import { collectProblems, resolveStartup } from '../app/startup.ts';
 import { ConfigError } from '../app/validate.ts';
+import { type LoadedRoute, inspectRoutes } from '../routes/loader.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { loadConfig } from './load-config.ts';
 import type { CliIo, CliValues } from './main.ts';
 
-/** `mercato check`: validate the config and the environment, then print what the app defines. */
+/** `mercato check`: validate the config, the environment and the public routes, then print what the app defines. */
 export async function runCheck(values: CliValues, io: CliIo): Promise<number> {
   const { instance, configPath, projectDir } = await loadConfig(io.cwd, values.config);
   const env = { ...io.env };
   // check judges the config as `mercato dev` would run it unless NODE_ENV says production
   if (env.NODE_ENV !== 'production') applyDevDefaults(env, instance.config.shopify);
-  const problems: string[] = [];
-  let platform: ReturnType<typeof resolvePlatform> | undefined;
-  for (const step of [
-    () => loadRuntimeEnv(env, { projectDir, mode: 'check' }),
+  let platform: ResolvedPlatform | undefined;
+  const problems = collectProblems([
     () => {
-      platform = resolvePlatform(instance.config.shopify, env, projectDir);
+      platform = resolveStartup(instance.config.shopify, env, { projectDir, mode: 'check' }).platform;
     },
-  ]) {
-    try {
-      step();
-    } catch (error) {
-      if (error instanceof ConfigError) problems.push(...error.problems);
-      else throw error;
-    }
-  }
+  ]);
+  // the routes/ folder, as `mercato dev` and `mercato start` would load it (a clash, a file without auth, ...)
+  const routes = await inspectRoutes(join(projectDir, 'routes'));
+  problems.push(...routes.problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const c = instance.config;
   const names = (o: object) => Object.keys(o).join(', ') || '(none)';
@@ -38,8 +34,14 @@ export async function runCheck(values: CliValues, io: CliIo): Promise<number> {
   io.out(`  functions:  ${names(c.functions)}`);
   io.out(`  webhooks:   ${names(c.webhooks)}`);
   io.out(`  mcp:        ${c.mcp.enabled ? 'enabled' : 'disabled'}; tools: ${names(c.mcp.tools)}; resources: ${names(c.mcp.resources)}; permissions: ${names(c.mcp.permissions)}`);
+  io.out(`  routes:     ${routesLine(routes.routes)}`);
   io.out(`  pages:      ${Object.entries(c.pages).map(([k, v]) => `${k}=${v}`).join(', ')}`);
   io.out(`  worker:     ${Object.entries(c.worker).map(([k, v]) => `${k}=${v}`).join(', ')}`);
   io.out(`  retry:      ${Object.entries(c.retryPolicy).map(([k, v]) => `${k}=${v}`).join(', ')}`);
   return 0;
+}
+
+function routesLine(routes: LoadedRoute[]): string {
+  if (routes.length === 0) return '(none)';
+  return routes.map((r) => `${r.path} (${r.methods.join(', ')}; auth ${r.definition.auth === 'none' ? 'none' : 'function'})`).join(', ');
 }

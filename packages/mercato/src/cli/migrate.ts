@@ -1,12 +1,16 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { readDatabaseEnv } from '../app/env.ts';
+import { ConfigError } from '../app/validate.ts';
 import { openDatabase } from '../db/engine.ts';
 import { migrate } from '../db/migrate.ts';
 import type { CliIo, CliValues } from './main.ts';
 
 export async function runMigrate(values: CliValues, io: CliIo): Promise<number> {
   const projectDir = values.config ? resolve(io.cwd, values.config, '..') : io.cwd;
-  const url = io.env.DATABASE_URL;
-  const dataDir = io.env.MERCATO_DATA_DIR ? resolve(projectDir, io.env.MERCATO_DATA_DIR) : join(projectDir, '.mercato', 'db');
+  // the same reading and validation as every other command (trimmed; postgres:// or postgresql://, else an error)
+  const problems: string[] = [];
+  const { databaseUrl: url, dataDir } = readDatabaseEnv(io.env, projectDir, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   io.out(url ? `Migrating PostgreSQL (${redactUrl(url)})…` : `Migrating embedded database at ${dataDir}…`);
   const db = await openDatabase(url ? { url, applicationName: 'mercato-migrate' } : { dataDir });
   try {

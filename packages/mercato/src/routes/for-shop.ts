@@ -1,7 +1,7 @@
-/** forShop({ shop, shopifyApp? }): resolves an active installation and returns the tenant's context for a public route. */
+/** forShop({ shop, shopifyApp? }): resolves an active installation and returns the tenant's context for a public route (throws the typed errors of ./errors.ts). */
 import type { ResolvedPlatform } from '../app/platform.ts';
 import { normalizeShopDomain } from '../app/shop.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { InvalidShopError, ShopNotInstalledError } from './errors.ts';
 import type { ForShop, ShopContext } from './types.ts';
 
 export interface InstallationLookup {
@@ -16,17 +16,17 @@ export function createForShop(deps: {
 }): ForShop {
   return async ({ shop: rawShop, shopifyApp }) => {
     const shop = normalizeShopDomain(rawShop);
-    if (!shop) throw new BadRequestError(`shop: "${String(rawShop)}" is not a shop domain (<name>.myshopify.com)`, { field: 'shop' });
+    if (!shop) throw new InvalidShopError(`shop: "${String(rawShop)}" is not a shop domain (<name>.myshopify.com)`, 'shop');
     let candidates = deps.platform.apps;
     if (shopifyApp !== undefined) {
       const app = deps.platform.byHandle(shopifyApp);
-      if (!app) throw new BadRequestError(`shopifyApp: unknown app handle "${shopifyApp}"`, { field: 'shopifyApp' });
+      if (!app) throw new InvalidShopError(`shopifyApp: unknown app handle "${shopifyApp}"`, 'shopifyApp');
       candidates = [app];
     }
     const active = [];
     for (const app of candidates) if (await deps.installations.isActive(app.handle, shop)) active.push(app);
-    if (active.length === 0) throw new NotFoundError(`Shop "${shop}" has no active installation${shopifyApp ? ` of app "${shopifyApp}"` : ''}`);
-    if (active.length > 1) throw new BadRequestError(`shopifyApp: "${shop}" is installed for several apps (${active.map((a) => a.handle).join(', ')}); name one`, { field: 'shopifyApp' });
+    if (active.length === 0) throw new ShopNotInstalledError(shop, shopifyApp);
+    if (active.length > 1) throw new InvalidShopError(`shopifyApp: "${shop}" is installed for several apps (${active.map((a) => a.handle).join(', ')}); name one`, 'shopifyApp');
     const app = active[0];
     return Object.freeze({ shop, app: Object.freeze({ handle: app.handle, apiKey: app.apiKey }), providers: deps.connectors(app.handle, shop) });
   };

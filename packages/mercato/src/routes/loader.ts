@@ -1,6 +1,7 @@
 /**
  * Finds route files and maps them to paths: `index.ts` → the folder's path, `callback.ts` → `/routes/callback`,
- * `[id].ts` → `:id`; names starting with `_` are ignored. Two files on one path, or a file without `auth`, fail start-up.
+ * `[id].ts` → `:id`; names starting with `_` are ignored. Two files on one path, or a file without `auth`, fail start-up
+ * (every problem is listed; `mercato check` reports them too). Static segments are matched before parameters, depth by depth.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -53,32 +54,66 @@ export function routePathOf(relativeFile: string): string {
 /** The shape of a path for clash detection: parameters are interchangeable. */
 const shapeOf = (path: string) => path.replace(/:[^/]+/g, ':');
 
-export function findRouteFiles(routesDir: string): RouteFile[] {
-  if (!existsSync(routesDir)) return [];
+const fileName = (routesDir: string, file: string) => `routes/${relative(routesDir, file).split(sep).join('/')}`;
+
+/** Every route file with its path, and the problems found (bad segment names, two files on one path). */
+export function scanRouteFiles(routesDir: string): { routes: RouteFile[]; problems: string[] } {
+  const routes: RouteFile[] = [];
+  const problems: string[] = [];
+  if (!existsSync(routesDir)) return { routes, problems };
   const files: string[] = [];
   walk(routesDir, files);
   const byShape = new Map<string, RouteFile>();
-  const result: RouteFile[] = [];
   for (const file of files) {
-    const rel = relative(routesDir, file);
-    const route = { file, path: routePathOf(rel) };
+    let route: RouteFile;
+    try {
+      route = { file, path: routePathOf(relative(routesDir, file)) };
+    } catch (error) {
+      if (!(error instanceof RouteLoadError)) throw error;
+      problems.push(error.message);
+      continue;
+    }
     const clash = byShape.get(shapeOf(route.path));
     if (clash) {
-      const names = [relative(routesDir, clash.file), rel].map((f) => `routes/${f.split(sep).join('/')}`).sort();
-      throw new RouteLoadError(`${names[0]} and ${names[1]} both map to ${route.path}: rename or remove one of them`);
+      const names = [fileName(routesDir, clash.file), fileName(routesDir, file)].sort();
+      problems.push(`${names[0]} and ${names[1]} both map to ${route.path}: rename or remove one of them`);
+      continue;
     }
     byShape.set(shapeOf(route.path), route);
-    result.push(route);
+    routes.push(route);
   }
-  return result;
+  return { routes, problems };
 }
 
-/** Imports every route file and checks its shape. A default export (defineRoute) or named exports are accepted. */
-export async function loadRoutes(routesDir: string): Promise<LoadedRoute[]> {
+const invalid = (problems: string[]) => new RouteLoadError(`Invalid public routes:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+
+export function findRouteFiles(routesDir: string): RouteFile[] {
+  const { routes, problems } = scanRouteFiles(routesDir);
+  if (problems.length > 0) throw invalid(problems);
+  return routes;
+}
+
+/**
+ * Segment by segment, a static segment comes before a parameter at the same depth: `/routes/orders/new` before
+ * `/routes/orders/:id`, and `/routes/shops/:shop/orders/new` before `/routes/shops/:shop/orders/:orderId`.
+ */
+export function compareRoutePaths(a: string, b: string): number {
+  const sa = a.split('/');
+  const sb = b.split('/');
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const pa = sa[i].startsWith(':');
+    const pb = sb[i].startsWith(':');
+    if (pa !== pb) return pa ? 1 : -1;
+  }
+  return sa.length - sb.length;
+}
+
+/** Imports every route file and checks its shape, collecting every problem. A default export (defineRoute) or named exports are accepted. */
+export async function inspectRoutes(routesDir: string): Promise<{ routes: LoadedRoute[]; problems: string[] }> {
+  const { routes: files, problems } = scanRouteFiles(routesDir);
   const loaded: LoadedRoute[] = [];
-  const problems: string[] = [];
-  for (const route of findRouteFiles(routesDir)) {
-    const name = `routes/${relative(routesDir, route.file).split(sep).join('/')}`;
+  for (const route of files) {
+    const name = fileName(routesDir, route.file);
     const mod = await import(pathToFileURL(route.file).href);
     const definition = (mod.default && typeof mod.default === 'object' ? mod.default : mod) as RouteDefinition;
     if (definition.auth === undefined) {
@@ -94,7 +129,12 @@ export async function loadRoutes(routesDir: string): Promise<LoadedRoute[]> {
     if (methods.length === 0) problems.push(`${name}: exports no handler (one of ${ROUTE_METHODS.join(', ')})`);
     loaded.push({ ...route, definition, methods });
   }
-  if (problems.length > 0) throw new RouteLoadError(`Invalid public routes:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-  // static paths before parameterised ones, so /routes/orders/new wins over /routes/orders/:id
-  return loaded.sort((a, b) => (a.path.includes(':') ? 1 : 0) - (b.path.includes(':') ? 1 : 0));
+  return { routes: loaded.sort((a, b) => compareRoutePaths(a.path, b.path)), problems };
+}
+
+/** inspectRoutes, failing start-up with one RouteLoadError that lists every problem. */
+export async function loadRoutes(routesDir: string): Promise<LoadedRoute[]> {
+  const { routes, problems } = await inspectRoutes(routesDir);
+  if (problems.length > 0) throw invalid(problems);
+  return routes;
 }

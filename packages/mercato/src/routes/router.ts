@@ -1,9 +1,10 @@
 /**
  * Serves the loaded route files under /routes/*: method dispatch (405 with Allow), the per-route auth step on a
- * cloned request, the handler with its context, and a generic 500 for anything thrown or a non-Response result.
+ * cloned request, the handler with its context, and a logged generic 500 for anything thrown (Mercato's typed errors
+ * included: a route catches those itself, see ./errors.ts) or a non-Response result.
  */
 import type { Context, Hono } from 'hono';
-import { HttpError } from '../http/errors.ts';
+import { INTERNAL_ERROR_MESSAGE } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
 import type { LoadedRoute } from './loader.ts';
 import type { ForShop, RouteContext, RouteDispatchOptions, RouteMethod } from './types.ts';
@@ -37,11 +38,10 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
       }
       const params = c.req.param() as Record<string, string>;
       const request = c.req.raw;
+      // spec rule 5: whatever is thrown (our typed errors too) is logged and answered with a generic 500
       const fail = (stage: string, error: unknown) => {
-        // our own typed errors (forShop: shop not installed, bad domain; dispatch: 400/404/409) keep their status and message
-        if (error instanceof HttpError) return json(error.body(), error.status, error.headers);
         deps.logger.error({ err: error, requestId, route: route.path, file: relPath, stage }, `public route ${stage} failed`);
-        return json({ error: 'Internal server error', requestId }, 500);
+        return json({ error: INTERNAL_ERROR_MESSAGE, requestId }, 500);
       };
       let authResult: unknown;
       if (route.definition.auth !== 'none') {
@@ -50,10 +50,11 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         } catch (error) {
           return fail('auth', error);
         }
-        if (authResult === null || authResult === undefined) return json({ error: 'Unauthorized' }, 401);
+        // spec rule 4: null → 401, a Response → sent as is, any other value (undefined too) → ctx.auth
+        if (authResult === null) return json({ error: 'Unauthorized' }, 401);
         if (authResult instanceof Response) return authResult;
       }
-      const ctx: RouteContext = { params, auth: authResult, forShop: deps.forShop, dispatchFlow: deps.dispatchFlow, requestId };
+      const ctx: RouteContext<any> = { params, auth: authResult, forShop: deps.forShop, dispatchFlow: deps.dispatchFlow, requestId };
       let response: unknown;
       try {
         response = await handler(request, ctx);

@@ -29,20 +29,37 @@ export interface RouteContext<Auth = unknown, P extends ProvidersMap = Providers
   /** What the route's auth function returned (undefined for `auth: 'none'`). */
   auth: Auth;
   forShop: ForShop<P>;
-  /** Dispatch a flow (trigger `route`). Only after the request is authenticated. */
+  /** Dispatch a flow (trigger `route`). Only after the request is authenticated. Throws the typed errors of docs/routes.md. */
   dispatchFlow(options: RouteDispatchOptions): Promise<DispatchResult>;
   requestId: string;
 }
 
-export type RouteAuth<Auth = unknown> =
-  | 'none'
-  | ((request: Request, ctx: { forShop: ForShop; params: Record<string, string> }) => Auth | Response | null | Promise<Auth | Response | null>);
+/**
+ * What an auth function may return: `null` (→ 401), a `Response` (sent as is) or any other value (→ `ctx.auth`).
+ * `undefined` is excluded from the type (a forgotten `return` does not compile); at run time it would reach the
+ * handler as `ctx.auth`, like any other value that is not null or a Response (docs/routes.md).
+ */
+export type AuthResult<Auth extends {}> = (Auth & NotThenable) | Response | null;
 
-export type RouteHandler<Auth = unknown> = (request: Request, ctx: RouteContext<Auth>) => Response | Promise<Response>;
+/** Keeps a Promise from counting as the auth value itself (so `async () => {}` does not compile either). */
+type NotThenable = { then?: never };
 
-export type RouteDefinition<Auth = unknown> = { auth: RouteAuth<Auth> } & Partial<Record<RouteMethod, RouteHandler<Auth>>>;
+export type RouteAuthFunction<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = (
+  request: Request,
+  ctx: { forShop: ForShop<P>; params: Record<string, string> },
+) => AuthResult<Auth> | Promise<AuthResult<Auth>>;
 
-/** Gives a route file its types: `export default defineRoute({ auth: 'none', GET(request, ctx) { … } })`. */
-export function defineRoute<Auth = unknown>(route: RouteDefinition<Auth>): RouteDefinition<Auth> {
+export type RouteAuth<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = 'none' | RouteAuthFunction<Auth, P>;
+
+export type RouteHandler<Auth = unknown, P extends ProvidersMap = ProvidersMap> = (request: Request, ctx: RouteContext<Auth, P>) => Response | Promise<Response>;
+
+export type RouteDefinition<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = { auth: RouteAuth<Auth, P> } & Partial<Record<RouteMethod, RouteHandler<Auth, P>>>;
+
+/**
+ * Gives a route file its types: `export default defineRoute({ auth: 'none', GET(request, ctx) { … } })`. For provider
+ * connectors typed by your app's providers, use `app.defineRoute` (the builder of defineApp) or the `defineRoute` of
+ * the configured instance that service.config.ts exports.
+ */
+export function defineRoute<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap>(route: RouteDefinition<Auth, P>): RouteDefinition<Auth, P> {
   return route;
 }

@@ -230,7 +230,7 @@ describe('multi-app mode', () => {
     });
 
     it('requires apiKey when toml is omitted', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiSecret: 's' } } }, {}, project()))).toEqual(['shopify.apps.a.apiKey: required when `toml` is omitted']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiSecret: 's' } } }, {}, project()))).toEqual(['shopify.apps.a: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set']);
     });
 
     it('rejects toml and apiKey together', () => {

@@ -128,6 +128,9 @@ describe('configuration validation: mcp tools', () => {
   rule('title must be a string', (c) => {
     c.mcp.tools['orders.lookup'].title = 1;
   }, [`${T}["orders.lookup"].title: must be a string (got 1)`]);
+  rule('a tool rejects unknown keys, suggesting the closest one', (c) => {
+    c.mcp.tools['orders.lookup'].inputschema = { type: 'object' };
+  }, [`${T}["orders.lookup"].inputschema: unknown tool option (did you mean "inputSchema"?); allowed: description, title, requiredPermissions, riskLevel, inputSchema, run`]);
 });
 
 describe('configuration validation: mcp resources', () => {
@@ -164,4 +167,7 @@ describe('configuration validation: mcp resources', () => {
     c.mcp.resources['orders://recent'].description = 1;
     c.mcp.resources['orders://recent'].mimeType = null;
   }, [`${R}["orders://recent"].description: must be a string (got 1)`, `${R}["orders://recent"].mimeType: must be a string (got null)`]);
+  rule('a resource rejects unknown keys, suggesting the closest one', (c) => {
+    c.mcp.resources['orders://recent'].mimetype = 'text/plain';
+  }, [`${R}["orders://recent"].mimetype: unknown resource option (did you mean "mimeType"?); allowed: name, description, mimeType, requiredPermissions, read`]);
 });

@@ -161,4 +161,11 @@ describe('configuration validation: functions', () => {
     'functions.volume.description: must be a string (got false)',
     'functions.volume.authorize: must be a function (got "yes")',
   ]);
+  rule('a function rejects unknown keys, suggesting the closest one', (c) => {
+    c.functions.volume.discountMode = ['code'];
+    c.functions.volume.inputQuery = 'query { cart }';
+  }, [
+    'functions.volume.discountMode: unknown function option (did you mean "discountModes"?); allowed: type, handle, title, description, discountModes, fields, authorize',
+    'functions.volume.inputQuery: unknown function option; allowed: type, handle, title, description, discountModes, fields, authorize',
+  ]);
 });

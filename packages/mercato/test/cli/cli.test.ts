@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { MERCATO_VERSION } from '../../src/version.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -96,6 +97,31 @@ describe('mercato CLI', () => {
     expect(r.err).toContain('ENCRYPTION_KEY is required in production');
   });
 
+  it('check reports environment and platform problems together', () => {
+    const r = run(['check'], MINIMAL, baseEnv({ NODE_ENV: 'production', PLATFORM_API_SECRET: 's', LOG_LEVEL: 'loud' }));
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('ENCRYPTION_KEY is required in production');
+    expect(r.err).toContain('LOG_LEVEL: "loud" is not a log level');
+    expect(r.err).toContain('PLATFORM_API_KEY: required in single-app mode');
+  });
+
+  it('check loads the routes/ folder: it lists the routes and reports a clash or a route without auth', async () => {
+    const inProcess = async (cwd: string) => {
+      const io = { out: [] as string[], err: [] as string[] };
+      const code = await main(['check'], { out: (l) => io.out.push(l), err: (l) => io.err.push(l), cwd, env: baseEnv() });
+      return { code, out: io.out.join('\n'), err: io.err.join('\n') };
+    };
+    const clash = await inProcess(resolve(here, '../fixtures/clash-app'));
+    expect(clash.code).toBe(1);
+    expect(clash.err).toContain('routes/a.ts and routes/a/index.ts both map to /routes/a');
+    const noAuth = await inProcess(resolve(here, '../fixtures/noauth-app'));
+    expect(noAuth.code).toBe(1);
+    expect(noAuth.err).toContain('routes/hook.ts: declares no auth');
+    const demo = await inProcess(DEMO);
+    expect(demo.code).toBe(0);
+    expect(demo.out).toMatch(/routes:\s+.*\/routes\/order-events \(POST; auth function\).*\/routes\/orders\/:id \(GET; auth none\)/);
+  });
+
   it('finds no config where there is none, and honours --config', () => {
     const empty = tmp();
     const r = run(['check'], empty);
@@ -113,6 +139,16 @@ describe('mercato CLI', () => {
     const second = run(['migrate'], MINIMAL, env);
     expect(second.code).toBe(0);
     expect(second.out).toMatch(/Up to date/);
+  });
+
+  it('migrate validates DATABASE_URL like every other command, and trims it', () => {
+    const bad = run(['migrate'], MINIMAL, baseEnv({ DATABASE_URL: 'mysql://root:hunter2@db/app' }));
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('DATABASE_URL: must be a postgres:// or postgresql:// connection string');
+    expect(bad.err).not.toContain('hunter2');
+    const blank = run(['migrate'], MINIMAL, baseEnv({ DATABASE_URL: '   ' })); // whitespace only counts as unset
+    expect(blank.code).toBe(0);
+    expect(blank.out).toContain('Migrating embedded database');
   });
 
   it('dev serves the API, runs flows in-process, mints preview tokens, and stops on SIGTERM', async () => {

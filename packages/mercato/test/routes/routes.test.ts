@@ -5,24 +5,34 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineApp } from '../../src/app/app.ts';
-import { defineProvider } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { createHttpApp, startHttpServer } from '../../src/http/server.ts';
-import { prepareRoutes } from '../../src/routes/index.ts';
-import { RouteLoadError, findRouteFiles, loadRoutes, routePathOf } from '../../src/routes/loader.ts';
+import { execOn } from '../../src/flows/store.ts';
+import { markUninstalled, saveInstallation } from '../../src/platform/installations.ts';
+import { saveProviderConfig } from '../../src/providers/save.ts';
+import { FlowConcurrencyError } from '../../src/routes/errors.ts';
+import { RouteLoadError, compareRoutePaths, findRouteFiles, loadRoutes, routePathOf } from '../../src/routes/loader.ts';
+import type { Runtime } from '../../src/runtime.ts';
+import { serve } from '../../src/serve.ts';
+import { app } from '../fixtures/routes-app/app.ts';
 import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = (name: string) => resolve(here, '../fixtures', name);
-const installed = new Set<string>([`default/${SHOP}`]);
+const UNINSTALLED = 'gone-shop.myshopify.com';
 const logLines: any[] = [];
+/** Holds every run of the `slow` flow active until released (reset for each engine). */
+let gate = deferred();
 
-const crm = defineProvider({ name: 'crm', ui: { fields: { key: { type: 'password', label: 'Key' } } }, methods: { ping: (config: { key: string }) => config.key.length } });
-const app = defineApp({ providers: { crm } });
+function deferred() {
+  let resolvePromise!: () => void;
+  const promise = new Promise<void>((r) => (resolvePromise = r));
+  return { promise, resolve: resolvePromise };
+}
+
 const instance = app.defineConfig({
   flows: {
     handleCallback: app.defineFlow({ name: 'handleCallback', input: z.object({ orderId: z.number() }), concurrency: null, run: (_ctx, input) => ({ handled: input.orderId }) }),
+    slow: app.defineFlow({ name: 'slow', input: z.object({}), concurrency: 1, run: async () => gate.promise.then(() => 'released') }),
   },
   worker: { pollIntervalMs: 25, pollMaxIntervalMs: 100 },
 });
@@ -51,23 +61,44 @@ describe('route files', () => {
     await expect(loadRoutes(join(fixture('noauth-app'), 'routes'))).rejects.toThrow(RouteLoadError);
     await expect(loadRoutes(join(fixture('noauth-app'), 'routes'))).rejects.toThrow(/routes\/hook\.ts: declares no auth/);
   });
+
+  it('orders static segments before parameters, depth by depth', () => {
+    const paths = ['/routes/shops/:shop/orders/:orderId', '/routes/shops/:shop/orders/new', '/routes/orders/:id', '/routes/orders/new', '/routes/:a/b', '/routes/x/:b'];
+    expect([...paths].sort(compareRoutePaths)).toEqual(['/routes/orders/new', '/routes/orders/:id', '/routes/x/:b', '/routes/shops/:shop/orders/new', '/routes/shops/:shop/orders/:orderId', '/routes/:a/b']);
+  });
 });
 
 describeEngines('public routes over HTTP', (get) => {
   let t: TestRuntime;
+  let runtime: Runtime;
   let url: string;
   const sign = (body: string) => createHmac('sha256', 'route-secret').update(body).digest('hex');
+  const lastError = (requestId: string) => logLines.find((l) => l.requestId === requestId && l.level === 50);
 
   beforeAll(async () => {
+    gate = deferred();
     const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, cb) { logLines.push(JSON.parse(chunk.toString())); cb(); } }));
     t = await startTestRuntime(instance, get().db, { worker: true, logger });
-    const runtime = { ...t.runtime, projectDir: fixture('routes-app') };
-    const routes = await prepareRoutes(runtime, { isActive: async (a, s) => installed.has(`${a}/${s}`) });
-    const server = await startHttpServer(createHttpApp(t.runtime, { extra: routes.mount }), { port: 0, hostname: '127.0.0.1' });
-    t.runtime.onClose(() => server.close());
-    url = server.url;
+    // the real server start of `mercato dev`/`start`: serve() loads <projectDir>/routes, forShop reads the installations table
+    runtime = { ...t.runtime, projectDir: fixture('routes-app') };
+    const exec = execOn(get().db.orm);
+    await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_one', scopes: null });
+    await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: UNINSTALLED, accessToken: 'shpat_gone', scopes: null });
+    await markUninstalled(exec, 'default', UNINSTALLED);
+    await saveProviderConfig({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, 'default', SHOP, 'crm', { config: { key: 'abc123' } });
+    url = (await serve(runtime, { port: 0, hostname: '127.0.0.1' })).url;
   });
-  afterAll(() => t?.close());
+  afterAll(async () => {
+    gate.resolve();
+    await t?.close();
+  });
+
+  it('serve() refuses to start with a route clash or a route without auth, naming the files', async () => {
+    const start = (app: string) => serve({ ...t.runtime, projectDir: fixture(app) }, { port: 0, hostname: '127.0.0.1' });
+    await expect(start('clash-app')).rejects.toThrow(/routes\/a\.ts and routes\/a\/index\.ts both map to \/routes\/a/);
+    await expect(start('noauth-app')).rejects.toThrow(RouteLoadError);
+    await expect(start('noauth-app')).rejects.toThrow(/routes\/hook\.ts: declares no auth/);
+  });
 
   it('serves index.ts at /routes with no CORS headers added', async () => {
     const res = await fetch(`${url}/routes`);
@@ -76,9 +107,10 @@ describeEngines('public routes over HTTP', (get) => {
     expect([...res.headers.keys()].filter((h) => h.startsWith('access-control'))).toEqual([]);
   });
 
-  it('passes path parameters, nested and several; static files win over parameters', async () => {
+  it('passes path parameters, nested and several; static files win over parameters at every depth', async () => {
     expect(await (await fetch(`${url}/routes/orders/1001`)).json()).toEqual({ orderId: '1001' });
     expect(await (await fetch(`${url}/routes/orders/new`)).text()).toBe('static wins');
+    expect(await (await fetch(`${url}/routes/shops/${SHOP}/orders/new`)).text()).toBe('nested static wins');
     const del = await fetch(`${url}/routes/orders/77`, { method: 'DELETE' });
     expect([del.status, del.headers.get('x-deleted')]).toEqual([204, '77']);
   });
@@ -124,6 +156,19 @@ describeEngines('public routes over HTTP', (get) => {
     expect([teapot.status, teapot.headers.get('x-from'), await teapot.text()]).toEqual([418, 'auth', 'go away']);
   });
 
+  it('any other auth result, undefined included, reaches the handler as ctx.auth', async () => {
+    for (const [v, expected] of [
+      ['undefined', { type: 'undefined', value: 'undefined' }],
+      ['false', { type: 'boolean', value: false }],
+      ['zero', { type: 'number', value: 0 }],
+      ['empty', { type: 'string', value: '' }],
+    ] as const) {
+      const res = await fetch(`${url}/routes/auth-values?v=${v}`);
+      expect(res.status, v).toBe(200);
+      expect(await res.json(), v).toEqual(expected);
+    }
+  });
+
   it('thrown errors and non-Response results are logged and answered with a generic 500', async () => {
     for (const path of ['errors/throws', 'errors/not-response', 'errors/auth-throws']) {
       const res = await fetch(`${url}/routes/${path}`);
@@ -132,22 +177,50 @@ describeEngines('public routes over HTTP', (get) => {
       expect(Object.keys(body).sort()).toEqual(['error', 'requestId']);
       expect(body.error).toBe('Internal server error');
       expect(JSON.stringify(body)).not.toMatch(/hunter2|abc123|not a Response/);
-      expect(logLines.some((l) => l.requestId === body.requestId && l.level === 50)).toBe(true);
+      expect(lastError(body.requestId)).toBeDefined();
     }
   });
 
-  it('forShop resolves an active installation, normalises the domain, and exposes connectors but no config', async () => {
-    const res = await fetch(`${url}/routes/shops/${SHOP.toUpperCase()}/orders/9`);
-    // the auth function of this route only accepts lower-case domains ending in .myshopify.com
-    expect(res.status).toBe(401);
+  it('forShop normalises the domain and calls provider methods through the tenant\'s connectors, never exposing config', async () => {
+    const res = await fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop: ' Shop-One.MyShopify.com ' }) });
+    expect(res.status).toBe(200);
+    // ping(config, 2) = key length × 2: the method ran with the saved config, which the route never sees
+    expect(await res.json()).toEqual({ shop: SHOP, app: 'default', ping: 12, tenantKeys: ['shop', 'app', 'providers'] });
     const ok = await fetch(`${url}/routes/shops/${SHOP}/orders/9`);
-    expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ shop: SHOP, app: 'default', orderId: '9', providerKeys: ['crm'], tenantKeys: ['shop', 'app', 'providers'] });
-    const missing = await fetch(`${url}/routes/shops/not-installed.myshopify.com/orders/9`);
-    expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: 'Shop "not-installed.myshopify.com" has no active installation' });
-    // a callback whose signed body names an uninstalled shop is refused by forShop inside auth
-    const body = JSON.stringify({ shop: 'not-installed.myshopify.com', orderId: 1 });
-    expect((await fetch(`${url}/routes/callback`, { method: 'POST', body, headers: { 'x-signature': sign(body) } })).status).toBe(404);
+  });
+
+  it('an uncaught typed error (forShop: not installed, uninstalled, not a shop) is a logged generic 500 too', async () => {
+    const tenant = (shop: string) => fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop }) });
+    for (const [shop, logged] of [
+      ['never-installed.myshopify.com', 'ShopNotInstalledError'],
+      [UNINSTALLED, 'ShopNotInstalledError'], // a real installation row, marked uninstalled
+      ['not a shop', 'InvalidShopError'],
+    ]) {
+      const res = await tenant(shop);
+      expect(res.status, shop).toBe(500);
+      const body = (await res.json()) as { error: string; requestId: string };
+      expect(body, shop).toEqual({ error: 'Internal server error', requestId: body.requestId });
+      expect(lastError(body.requestId)?.err?.type, shop).toBe(logged);
+    }
+    // a callback whose signed body names an uninstalled shop: forShop throws inside auth
+    const body = JSON.stringify({ shop: UNINSTALLED, orderId: 1 });
+    expect((await fetch(`${url}/routes/callback`, { method: 'POST', body, headers: { 'x-signature': sign(body) } })).status).toBe(500);
+  });
+
+  it('a route catches the typed dispatch conflict and answers 409 with existingRunId', async () => {
+    const dispatch = () => fetch(`${url}/routes/limited?shop=${SHOP}`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' } });
+    const first = await dispatch();
+    expect(first.status).toBe(202);
+    const { runId } = (await first.json()) as { runId: string };
+    const second = await dispatch();
+    expect(second.status).toBe(409);
+    expect(await second.json()).toEqual({ error: 'already running', existingRunId: runId });
+    // the instance's dispatchFlow (what a route file imports from service.config.ts) throws the same typed error
+    const conflict = await instance.dispatchFlow({ flowName: 'slow', input: {}, shop: SHOP }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(FlowConcurrencyError);
+    expect(conflict).toMatchObject({ status: 409, flowName: 'slow', existingRunId: runId });
+    gate.resolve();
+    expect((await waitForRun(get().db, runId)).output).toBe('released');
   });
 });

@@ -127,6 +127,9 @@ function checkRequiredPermissions(problems: Problems, path: string, value: unkno
   });
 }
 
+const TOOL_KEYS = ['description', 'title', 'requiredPermissions', 'riskLevel', 'inputSchema', 'run'] as const;
+const RESOURCE_KEYS = ['name', 'description', 'mimeType', 'requiredPermissions', 'read'] as const;
+
 function checkTools(problems: Problems, tools: unknown, known: Set<string>): void {
   if (tools === undefined) return;
   if (!isPlainObject(tools)) {
@@ -143,6 +146,7 @@ function checkTools(problems: Problems, tools: unknown, known: Set<string>): voi
       problems.add(path, `must be a tool definition object ${got(tool)}`);
       continue;
     }
+    checkKnownKeys(problems, path, tool, TOOL_KEYS, 'tool option');
     if (!isNonEmptyString(tool.description)) problems.add(at(path, 'description'), `is required: a non-empty string ${got(tool.description)}`);
     if (tool.title !== undefined && typeof tool.title !== 'string') problems.add(at(path, 'title'), `must be a string ${got(tool.title)}`);
     checkRequiredPermissions(problems, at(path, 'requiredPermissions'), tool.requiredPermissions, known);
@@ -180,6 +184,7 @@ function checkResources(problems: Problems, resources: unknown, known: Set<strin
       problems.add(path, `must be a resource definition object ${got(resource)}`);
       continue;
     }
+    checkKnownKeys(problems, path, resource, RESOURCE_KEYS, 'resource option');
     if (!isNonEmptyString(resource.name)) problems.add(at(path, 'name'), `is required: a non-empty string ${got(resource.name)}`);
     for (const text of ['description', 'mimeType'] as const) {
       if (resource[text] !== undefined && typeof resource[text] !== 'string') problems.add(at(path, text), `must be a string ${got(resource[text])}`);

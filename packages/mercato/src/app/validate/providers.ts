@@ -1,7 +1,7 @@
 /** Providers (from the base definition) and platform functions. */
 import { FUNCTION_TYPES } from '../types.ts';
 import { checkFieldsMap } from './fields.ts';
-import { at, got, isFunction, isPlainObject, type Problems } from './util.ts';
+import { at, checkKnownKeys, got, isFunction, isPlainObject, type Problems } from './util.ts';
 
 export function checkProviders(problems: Problems, providers: unknown): void {
   if (providers === undefined) return;
@@ -58,12 +58,15 @@ export function checkFunctions(problems: Problems, functions: unknown): void {
   }
 }
 
+const FUNCTION_KEYS = ['type', 'handle', 'title', 'description', 'discountModes', 'fields', 'authorize'] as const;
+
 /** Returns the handle when it is well-formed (for the duplicate check). */
 function checkFunction(problems: Problems, path: string, fn: unknown): string | undefined {
   if (!isPlainObject(fn)) {
     problems.add(path, `must be a function definition object ${got(fn)}`);
     return undefined;
   }
+  checkKnownKeys(problems, path, fn, FUNCTION_KEYS, 'function option');
   const typeOk = typeof fn.type === 'string' && (FUNCTION_TYPES as readonly string[]).includes(fn.type);
   if (!typeOk) problems.add(at(path, 'type'), `must be one of ${FUNCTION_TYPES.join(', ')} ${got(fn.type)}`);
   let handle: string | undefined;
