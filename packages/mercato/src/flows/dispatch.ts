@@ -3,9 +3,10 @@ import { normalizeShopDomain } from '../app/shop.ts';
 import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
-import { mergeRetryPolicy } from './policy.ts';
+import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { type Exec, activeRunIds, execOn, insertRun, lockFlowKey, notifyRuns } from './store.ts';
+import { findBadText } from './text.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route';
 
@@ -35,6 +36,9 @@ export function validateDispatchPolicy(policy: unknown): Partial<RetryPolicy> | 
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (key === 'maxAttempts' && !Number.isInteger(value))) {
       throw new BadRequestError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, { field: `retryPolicy.${key}` });
     }
+    if (key.endsWith('Ms') && value > MAX_TIMER_MS) {
+      throw new BadRequestError(`retryPolicy.${key}: must be at most ${MAX_TIMER_MS} ms`, { field: `retryPolicy.${key}` });
+    }
   }
   return policy as Partial<RetryPolicy>;
 }
@@ -48,7 +52,10 @@ export function createDispatcher(deps: { db: Database; registry: FlowRegistry; c
       shop = normalizeShopDomain(request.shop);
       if (!shop) throw new BadRequestError(`shop: "${String(request.shop)}" is not a shop domain`, { field: 'shop' });
     }
-    const parsed = flow.definition.input.safeParse(request.input ?? {});
+    // PostgreSQL cannot store a NUL character (or a lone surrogate) in jsonb: a clear 400 instead of a database error.
+    const bad = findBadText(request.input ?? {}, 'input');
+    if (bad) throw new BadRequestError(`${bad.path}: contains ${bad.what}, which cannot be stored`, { field: bad.path });
+    const parsed = await flow.definition.input.safeParseAsync(request.input ?? {});
     if (!parsed.success) {
       throw new BadRequestError(`Invalid input for flow "${flow.name}"`, {
         issues: parsed.error.issues.map((i: { path: PropertyKey[]; message: string; code: string }) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code })),

@@ -6,11 +6,21 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AdminGraphqlClient, DispatchOptions, DispatchResult, FlowContext, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
 import type { Logger } from '../logger.ts';
 import { createRunLogger, writeLog } from '../logs/writer.ts';
-import { DeterminismError, RunInterruptedError, SleepInterrupt, StepResultNotSerializableError, StepResultTooLargeError, TimeoutError, serializeError } from './errors.ts';
-import { parseDuration, retryDelayMs } from './policy.ts';
+import {
+  DeterminismError,
+  RunInterruptedError,
+  SleepInterrupt,
+  StepOptionsError,
+  StepResultNotSerializableError,
+  StepResultTooLargeError,
+  TimeoutError,
+  serializeError,
+} from './errors.ts';
+import { MAX_TIMER_MS, isTimerDelay, parseDuration, retryDelayMs } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import * as store from './store.ts';
 import type { ClaimedRun, Exec, StepWrite } from './store.ts';
+import { findBadText, jsonHasBadText } from './text.ts';
 
 /** A completed step's result may not exceed this many bytes of JSON. */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
@@ -27,7 +37,11 @@ export interface EngineDeps {
   /** Admin GraphQL client of a tenant (platform capability). */
   adminClient?: (appHandle: string, shop: string, signal?: AbortSignal) => AdminGraphqlClient;
   maxStepResultBytes?: number;
+  /** Waits before each retry of a run's final state write that failed with a database error. */
+  finalWriteRetryDelaysMs?: readonly number[];
 }
+
+export const FINAL_WRITE_RETRY_DELAYS_MS: readonly number[] = [50, 200, 800];
 
 export interface RunExecution {
   runId: string;
@@ -36,6 +50,8 @@ export interface RunExecution {
   interrupt(reason: 'canceled' | 'lease-lost' | 'worker-stopping'): void;
   /** Settles when the execution has finished its last write (or given up). Never rejects. */
   done: Promise<void>;
+  /** Execution time the run's current attempt has used, earlier executions included (flow timeout), in ms. */
+  elapsedMs(): number;
 }
 
 const stepScope = new AsyncLocalStorage<string>();
@@ -45,23 +61,29 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
   const interrupt = (reason: 'canceled' | 'lease-lost' | 'worker-stopping') => {
     if (!controller.signal.aborted) controller.abort(new RunInterruptedError(reason));
   };
-  const done = runExecution(deps, run, leaseToken, controller).catch((error) => {
+  const startedAt = performance.now();
+  const elapsedMs = () => (run.attemptElapsedMs ?? 0) + (performance.now() - startedAt);
+  const done = runExecution(deps, run, leaseToken, controller, elapsedMs).catch((error) => {
     deps.logger.error({ err: error, runId: run.id }, 'run execution failed unexpectedly');
   });
-  return { runId: run.id, leaseToken, interrupt, done };
+  return { runId: run.id, leaseToken, interrupt, done, elapsedMs };
 }
 
-async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: string, controller: AbortController): Promise<void> {
+async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: string, controller: AbortController, elapsedMs: () => number): Promise<void> {
   const { exec } = deps;
   const signal = controller.signal;
   const timers: NodeJS.Timeout[] = [];
   const registered = deps.registry.get(run.flowName);
   const policy = run.retryPolicy;
+  const onLogWriteError = (error: unknown) => deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
+  const finalWrite = (what: string, write: () => Promise<boolean>) => writeFinalState(deps, run.id, what, write);
+  let flushLogs = async () => {};
 
   const fail = async (error: unknown, retryable: boolean) => {
     const final = !retryable || run.budgetAttempt >= policy.maxAttempts;
     const delay = final ? 0 : retryDelayMs(policy, run.budgetAttempt);
     const serialized = serializeError(error);
+    await flushLogs();
     await writeLog(exec, {
       runId: run.id,
       appHandle: run.appHandle,
@@ -70,8 +92,8 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       message: final ? `Attempt ${run.budgetAttempt} failed: ${serialized.message}` : `Attempt ${run.budgetAttempt} failed, retrying in ${delay} ms: ${serialized.message}`,
       data: { error: { name: serialized.name, message: serialized.message }, final },
       attempt: run.attempt,
-    }).catch(() => {});
-    const written = await store.finishFailed(exec, run.id, leaseToken, serialized, final, delay);
+    }).catch(onLogWriteError);
+    const written = await finalWrite(final ? 'failed' : 'retry', () => store.finishFailed(exec, run.id, leaseToken, serialized, final, delay));
     if (written && deps.config.onError) {
       try {
         await deps.config.onError(error, { runId: run.id, flowName: run.flowName, appHandle: run.appHandle, shop: run.shop, attempt: run.budgetAttempt, final });
@@ -85,15 +107,20 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
     await fail(new Error(`Flow "${run.flowName}" is not registered in this worker's configuration`), false);
     return;
   }
-  const parsed = registered.definition.input.safeParse(run.input);
+  const parsed = await registered.definition.input.safeParseAsync(run.input);
   if (!parsed.success) {
     await fail(new Error(`The run's input no longer matches the flow's input schema: ${parsed.error.message}`), false);
     return;
   }
 
+  // Per attempt, over execution time: what earlier executions of this attempt used (before a sleep, before a lost
+  // lease) counts, the time asleep does not.
   const flowTimeout = registered.definition.timeout;
   if (flowTimeout) {
-    timers.push(setTimeout(() => controller.abort(new TimeoutError(`Flow "${run.flowName}" attempt`, flowTimeout)), flowTimeout));
+    const timedOut = () => controller.abort(new TimeoutError(`Flow "${run.flowName}" attempt`, flowTimeout));
+    const remaining = Math.min(flowTimeout - elapsedMs(), MAX_TIMER_MS);
+    if (remaining <= 0) timedOut();
+    else timers.push(setTimeout(timedOut, remaining));
   }
 
   const stored = new Map((await store.completedStepResults(exec, run.id)).map((s) => [s.name, s]));
@@ -124,14 +151,17 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
     if (signal.aborted) throw signal.reason;
   };
 
-  const log = createRunLogger(
+  const runLogger = createRunLogger(
     async (statement) => {
       if (signal.aborted) return []; // an interrupted execution stores nothing more
       return exec(statement);
     },
     { runId: run.id, appHandle: run.appHandle, shop: run.shop, attempt: run.attempt },
     () => stepScope.getStore() ?? null,
+    onLogWriteError,
   );
+  const log = runLogger.log;
+  flushLogs = runLogger.flush;
 
   const ctx: FlowContext<any> = {
     runId: run.id,
@@ -150,18 +180,24 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       const onRunAbort = () => stepController.abort(signal.reason);
       signal.addEventListener('abort', onRunAbort, { once: true });
       let stepTimer: NodeJS.Timeout | undefined;
-      if (options?.timeout !== undefined) {
-        if (!(options.timeout > 0)) throw new RangeError(`ctx.step("${name}") timeout must be a positive number of ms`);
-        stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, options.timeout!)), options.timeout);
-      }
       const startedAt = new Date();
       try {
+        const timeout = options?.timeout;
+        if (timeout !== undefined) {
+          if (!isTimerDelay(timeout)) {
+            // the same code would pass the same value again: fail the run now, even if the flow swallows this
+            fatal = new StepOptionsError(`ctx.step("${name}") timeout must be a positive number of ms up to ${MAX_TIMER_MS} (got ${String(timeout)})`);
+            throw fatal;
+          }
+          stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
+        }
         const value = await raceAbort(
           stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepController.signal, attempt: run.budgetAttempt }))),
           stepController.signal,
         );
         throwIfAborted();
         const json = toJson(name, value, maxBytes);
+        await flushLogs();
         if (!(await store.storeStepResult(exec, stepWrite(name, startedAt), json))) {
           controller.abort(new RunInterruptedError('lease-lost'));
           throw signal.reason;
@@ -169,7 +205,10 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
         return JSON.parse(json);
       } catch (error) {
         if (!signal.aborted && !(error instanceof DeterminismError)) {
-          await store.storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch(() => {});
+          await flushLogs();
+          await store.storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch((storeError) => {
+            deps.logger.warn({ err: storeError, runId: run.id, step: name }, 'could not store a failed step');
+          });
         }
         throw error;
       } finally {
@@ -185,13 +224,15 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       if (previous?.status === 'completed') return;
       if (previous?.status === 'sleeping') {
         // claimed again, so its wake time has passed
+        await flushLogs();
         if (!(await store.completeSleep(exec, stepWrite(name, new Date())))) {
           controller.abort(new RunInterruptedError('lease-lost'));
           throw signal.reason;
         }
         return;
       }
-      const wakeAt = await store.parkSleeping(exec, stepWrite(name, new Date()), ms);
+      await flushLogs();
+      const wakeAt = await store.parkSleeping(exec, stepWrite(name, new Date()), ms, elapsedMs());
       if (!wakeAt) {
         controller.abort(new RunInterruptedError('lease-lost'));
         throw signal.reason;
@@ -214,39 +255,67 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
   };
 
   try {
-    const output = await raceAbort(Promise.resolve().then(() => registered.definition.run(ctx, parsed.data)), signal);
-    if (slept) return; // the flow swallowed a SleepInterrupt: it is parked anyway
-    throwIfAborted();
-    if (fatal) throw fatal; // the flow swallowed a determinism error
     let json: string;
     try {
-      json = JSON.stringify(output === undefined ? null : output);
+      const output = await raceAbort(Promise.resolve().then(() => registered.definition.run(ctx, parsed.data)), signal);
+      if (slept) return; // the flow swallowed a SleepInterrupt: it is parked anyway
+      throwIfAborted();
+      if (fatal) throw fatal; // the flow swallowed a determinism error
+      json = toJson('(flow output)', output, Infinity, 'output');
     } catch (error) {
-      await fail(new StepResultNotSerializableError('(flow output)', (error as Error).message), false);
+      if (slept || error instanceof SleepInterrupt) return;
+      if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) return; // canceled, lost or handed back
+      const cause = fatal ?? (signal.aborted ? signal.reason : error);
+      await fail(cause, !(cause instanceof DeterminismError) && (cause as { retryable?: boolean })?.retryable !== false);
       return;
     }
-    await store.finishCompleted(exec, run.id, leaseToken, json);
-  } catch (error) {
-    if (slept || error instanceof SleepInterrupt) return;
-    if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) return; // canceled, lost or handed back
-    const cause = fatal ?? (signal.aborted ? signal.reason : error);
-    await fail(cause, !(cause instanceof DeterminismError) && (cause as { retryable?: boolean })?.retryable !== false);
+    await flushLogs();
+    await finalWrite('completed', () => store.finishCompleted(exec, run.id, leaseToken, json));
   } finally {
     for (const t of timers) clearTimeout(t);
     if (!signal.aborted) controller.abort(new RunInterruptedError('worker-stopping')); // release listeners of finished runs
   }
 }
 
-function toJson(step: string, value: unknown, maxBytes: number): string {
+/**
+ * The JSON of a step result (or of the flow's output). PostgreSQL's jsonb cannot store NUL characters or lone
+ * surrogates: such a value fails the step like any unserialisable one, naming where the character is.
+ */
+function toJson(step: string, value: unknown, maxBytes: number, root = 'result'): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(value === undefined ? null : value);
   } catch (error) {
     throw new StepResultNotSerializableError(step, (error as Error).message);
   }
+  if (json === undefined) json = 'null'; // a function or a symbol
+  if (jsonHasBadText(json)) {
+    const found = findBadText(JSON.parse(json), root);
+    throw new StepResultNotSerializableError(step, `${found?.path ?? root} contains ${found?.what ?? 'a NUL character or a lone surrogate'}, which PostgreSQL cannot store`);
+  }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new StepResultTooLargeError(step, bytes, maxBytes);
   return json;
+}
+
+/**
+ * Stores a run's final state (fenced on the lease by `write`). A database error is retried a few times with a short
+ * backoff before giving up; then the run stays `running` until its lease expires and another worker reclaims it.
+ */
+async function writeFinalState(deps: EngineDeps, runId: string, what: string, write: () => Promise<boolean>): Promise<boolean> {
+  const delays = deps.finalWriteRetryDelaysMs ?? FINAL_WRITE_RETRY_DELAYS_MS;
+  for (let i = 0; ; i++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (i >= delays.length) {
+        deps.logger.error({ err: error, runId, state: what }, "could not store the run's final state; it will be reclaimed when its lease expires");
+        return false;
+      }
+      deps.logger.warn({ err: error, runId, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
+      await new Promise((resolve) => setTimeout(resolve, delays[i]));
+    }
+  }
 }
 
 /** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */

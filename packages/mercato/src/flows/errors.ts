@@ -1,3 +1,5 @@
+import { cleanText } from './text.ts';
+
 /** Errors of the run engine. `retryable: false` fails the run at once, whatever the retry policy says. */
 export class FlowError extends Error {
   readonly retryable: boolean;
@@ -27,6 +29,13 @@ export class StepResultNotSerializableError extends FlowError {
   }
 }
 
+/** Invalid options passed to ctx.step (e.g. a timeout that is not a positive number of ms up to 2^31 − 1): retrying cannot fix it. */
+export class StepOptionsError extends FlowError {
+  constructor(message: string) {
+    super('StepOptionsError', message, false);
+  }
+}
+
 export class TimeoutError extends FlowError {
   constructor(what: string, ms: number) {
     super('TimeoutError', `${what} timed out after ${ms} ms`, true);
@@ -51,11 +60,13 @@ export class SleepInterrupt extends Error {
   }
 }
 
+/** The stored form of an error; NUL characters and lone surrogates (which PostgreSQL refuses) become U+FFFD. */
 export function serializeError(error: unknown): { name: string; message: string; stack?: string } {
   if (error instanceof Error) {
-    return { name: error.name, message: error.message, ...(error.stack ? { stack: error.stack.split('\n').slice(0, 12).join('\n') } : {}) };
+    const stack = typeof error.stack === 'string' && error.stack ? { stack: cleanText(error.stack.split('\n').slice(0, 12).join('\n')) } : {};
+    return { name: cleanText(String(error.name)), message: cleanText(String(error.message)), ...stack };
   }
-  return { name: 'Error', message: typeof error === 'string' ? error : safeString(error) };
+  return { name: 'Error', message: cleanText(typeof error === 'string' ? error : safeString(error)) };
 }
 
 function safeString(value: unknown): string {

@@ -3,6 +3,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { BadRequestError } from '../http/errors.ts';
+import { describeBadText, hasBadText } from './text.ts';
 
 export const RUN_LIST_DEFAULT_LIMIT = 50;
 export const RUN_LIST_MAX_LIMIT = 200;
@@ -54,6 +55,7 @@ export function parseRunListQuery(query: Record<string, string | undefined>): Ru
   if (from && to && from > to) throw new BadRequestError('from: must not be after to', { field: 'from' });
   const search = query.search?.trim();
   if (search && search.length > 200) throw new BadRequestError('search: at most 200 characters', { field: 'search' });
+  if (search && hasBadText(search)) throw new BadRequestError(`search: must not contain ${describeBadText(search)}`, { field: 'search' });
   return {
     limit: intParam('limit', query.limit, 1, RUN_LIST_MAX_LIMIT, RUN_LIST_DEFAULT_LIMIT),
     offset: intParam('offset', query.offset, 0, Number.MAX_SAFE_INTEGER, 0),

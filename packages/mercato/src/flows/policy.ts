@@ -10,10 +10,24 @@ export function mergeRetryPolicy(...layers: Array<Partial<RetryPolicy> | undefin
   return merged as RetryPolicy;
 }
 
+/** The longest delay a Node.js timer honours (2^31 − 1 ms, about 24.8 days); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A positive, finite number of ms that a Node.js timer honours. */
+export function isTimerDelay(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 && value <= MAX_TIMER_MS;
+}
+
+/** `initial × coefficient^(n − 1)` capped at `max` and at MAX_TIMER_MS (a huge coefficient gives Infinity, never more). */
+export function backoffDelayMs(initialMs: number, coefficient: number, n: number, maxMs: number): number {
+  const raw = initialMs * coefficient ** Math.max(0, n - 1);
+  const capped = Math.min(Number.isNaN(raw) ? maxMs : raw, maxMs, MAX_TIMER_MS);
+  return Math.max(0, Math.round(capped));
+}
+
 /** Delay before attempt `failedAttempt + 1`: initial × coefficient^(failedAttempt − 1), capped at maxIntervalMs. */
 export function retryDelayMs(policy: RetryPolicy, failedAttempt: number): number {
-  const raw = policy.initialIntervalMs * policy.backoffCoefficient ** Math.max(0, failedAttempt - 1);
-  return Math.round(Math.min(raw, policy.maxIntervalMs));
+  return backoffDelayMs(policy.initialIntervalMs, policy.backoffCoefficient, failedAttempt, policy.maxIntervalMs);
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -23,6 +23,8 @@ export const runs = pgTable(
     sameAttempt: boolean('same_attempt').notNull().default(false),
     /** Attempts lost to an expired lease (worker died): counted apart so a poison run ends failed. */
     lostLeases: integer('lost_leases').notNull().default(0),
+    /** Execution time (ms) the current attempt has used so far: sleeps do not count, executions before a sleep or a lost lease do (flow timeout). */
+    attemptElapsedMs: integer('attempt_elapsed_ms').notNull().default(0),
     /** The merged retry policy (app < flow < dispatch), frozen at dispatch. */
     retryPolicy: jsonb('retry_policy').notNull(),
     /** Earliest time the run may be claimed (retry backoff, sleep wake-up). */

@@ -2,6 +2,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { RetryPolicy, RunStatus } from '../app/types.ts';
 import { type Orm, unwrapDbError } from '../db/engine.ts';
+import { MAX_TIMER_MS } from './policy.ts';
 
 export type Exec = <T = Record<string, any>>(statement: SQL) => Promise<T[]>;
 
@@ -149,6 +150,8 @@ export interface ClaimedRun {
   budgetAttempt: number;
   retryPolicy: RetryPolicy;
   lostLeases: number;
+  /** Execution time the current attempt used in earlier executions (before a sleep or a lost lease), in ms. */
+  attemptElapsedMs: number;
 }
 
 /** Claims up to `limit` due runs on the database clock, with FOR UPDATE SKIP LOCKED. */
@@ -163,6 +166,7 @@ export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs
     )
     update runs r set
       attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
+      attempt_elapsed_ms = case when r.status = 'pending' and not r.same_attempt then 0 else r.attempt_elapsed_ms end,
       same_attempt = false,
       status = 'running',
       lease_owner = ${leaseToken},
@@ -171,7 +175,8 @@ export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs
       updated_at = now()
     from due where r.id = due.id
     returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
-      r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases"`);
+      r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
+      r.attempt_elapsed_ms as "attemptElapsedMs"`);
 }
 
 /**
@@ -205,14 +210,34 @@ function leasePairs(leases: ReadonlyMap<string, string>): SQL {
   );
 }
 
-/** Extends the leases this worker holds (run id → lease token); returns the ids it still owns (a missing id was canceled or lost). */
-export async function heartbeat(exec: Exec, leases: ReadonlyMap<string, string>, leaseMs: number): Promise<Set<string>> {
+export interface HeldLease {
+  leaseToken: string;
+  /** Execution time the current attempt has used so far (earlier executions included), in ms. */
+  elapsedMs: number;
+}
+
+/**
+ * Extends the leases this worker holds (run id → lease) and records each run's attempt execution time, so a run
+ * reclaimed after a crash keeps the time it had used. Returns the ids it still owns (a missing id was canceled or lost).
+ */
+export async function heartbeat(exec: Exec, leases: ReadonlyMap<string, HeldLease>, leaseMs: number): Promise<Set<string>> {
   if (leases.size === 0) return new Set();
+  const values = sql.join(
+    [...leases].map(([id, l]) => sql`(${id}::uuid, ${l.leaseToken}::text, ${elapsedInt(l.elapsedMs)}::int)`),
+    sql`, `,
+  );
   const rows = await exec<{ id: string }>(sql`
-    update runs set lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
-    where (id, lease_owner) in (${leasePairs(leases)}) and status = 'running'
-    returning id`);
+    update runs r set lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
+      attempt_elapsed_ms = greatest(r.attempt_elapsed_ms, v.elapsed)
+    from (values ${values}) as v(id, owner, elapsed)
+    where r.id = v.id and r.lease_owner = v.owner and r.status = 'running'
+    returning r.id`);
   return new Set(rows.map((r) => r.id));
+}
+
+/** The column is an int (like every timer, at most 2^31 − 1 ms). */
+function elapsedInt(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, Math.round(ms)));
 }
 
 /** Fence: the row lock taken by FOR SHARE waits for a concurrent cancel and then sees its result. */
@@ -257,11 +282,15 @@ export async function storeStepFailure(exec: Exec, w: StepWrite, error: unknown)
       error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at`);
 }
 
-/** Parks the run as sleeping until now() + ms and records the sleep step. Returns the wake time, or null when not owned. */
-export async function parkSleeping(exec: Exec, w: StepWrite, ms: number): Promise<Date | null> {
+/**
+ * Parks the run as sleeping until now() + ms, records the sleep step and the attempt's execution time so far (the time
+ * asleep does not count towards the flow timeout). Returns the wake time, or null when not owned.
+ */
+export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attemptElapsedMs: number): Promise<Date | null> {
   const rows = await exec<{ wakeAt: string }>(sql`
     with parked as (
       update runs set status = 'sleeping', available_at = now() + ${ms} * interval '1 millisecond',
+        attempt_elapsed_ms = ${elapsedInt(attemptElapsedMs)},
         lease_owner = null, lease_expires_at = null, updated_at = now()
       where id = ${w.runId}::uuid and lease_owner = ${w.leaseToken} and status = 'running'
       returning available_at
@@ -316,10 +345,14 @@ export function releaseRuns(exec: Exec, leases: ReadonlyMap<string, string>) {
     returning id`);
 }
 
-/** Earliest future available_at of a claimable run (to wake up for sleeps and backoffs), in ms from now. */
+/**
+ * Earliest available_at of a claimable run (to wake up for sleeps and backoffs), in ms from now; null when there is none
+ * (`greatest` ignores a null argument, so the null case must be kept apart or an idle worker would poll every few ms).
+ */
 export async function msUntilNextDue(exec: Exec): Promise<number | null> {
   const [row] = await exec<{ ms: number | null }>(sql`
-    select greatest(0, ceil(extract(epoch from (min(available_at) - now())) * 1000))::int as ms
+    select case when min(available_at) is null then null
+      else least(${MAX_TIMER_MS}, greatest(0, ceil(extract(epoch from (min(available_at) - now())) * 1000)))::int end as ms
     from runs where status in ('pending','sleeping')`);
   return row?.ms ?? null;
 }

@@ -1,4 +1,5 @@
 /** Query parameters of the log search and export endpoints (docs/logs.md). Any invalid one is a 400 naming it. */
+import { describeBadText, hasBadText } from '../flows/text.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, parseQuery } from './query.ts';
 import { LOG_SEARCH_DEFAULT_LIMIT, LOG_SEARCH_MAX_LIMIT, type LogSearchParams } from './search.ts';
@@ -31,6 +32,7 @@ export function parseLevels(raw: string | undefined): LogLevel[] {
 
 /** A query that does not parse: 400 `{ error, field: 'q', position, reason }`. */
 export function parseQ(raw: string | undefined): ParsedQuery {
+  if (raw !== undefined && hasBadText(raw)) throw new BadRequestError(`q: must not contain ${describeBadText(raw)}`, { field: 'q' });
   try {
     return parseQuery(raw);
   } catch (error) {

@@ -1,6 +1,11 @@
-/** Writes log lines of runs. Every write is awaited, so no line is lost or reordered when the run ends. */
+/**
+ * Writes log lines of runs. A run logger keeps its pending writes so the engine can await them (flush) before it stores
+ * a step result or the run's final state: no line is lost or lands after the result. A failed write never rejects into
+ * the flow or the worker: it is reported to `onWriteError` and the run goes on.
+ */
 import { sql } from 'drizzle-orm';
 import type { FlowLogger } from '../app/types.ts';
+import { cleanJson, cleanText } from '../flows/text.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
@@ -24,9 +29,10 @@ export interface LogLine {
 
 type Exec = (statement: ReturnType<typeof sql>) => Promise<unknown[]>;
 
+/** NUL characters and lone surrogates (which PostgreSQL refuses) become U+FFFD; a long message is cut. */
 export function limitMessage(message: unknown): string {
   const text = typeof message === 'string' ? message : String(message);
-  return text.length > MAX_MESSAGE_CHARS ? text.slice(0, MAX_MESSAGE_CHARS - TRUNCATED_MARKER.length) + TRUNCATED_MARKER : text;
+  return cleanText(text.length > MAX_MESSAGE_CHARS ? text.slice(0, MAX_MESSAGE_CHARS - TRUNCATED_MARKER.length) + TRUNCATED_MARKER : text);
 }
 
 export function limitData(data: unknown): string | null {
@@ -38,20 +44,52 @@ export function limitData(data: unknown): string | null {
     return JSON.stringify({ _unserializable: String((error as Error).message ?? error) });
   }
   if (json === undefined) return null;
-  if (json.length <= MAX_DATA_JSON_CHARS) return json;
-  return JSON.stringify({ _truncated: true, preview: json.slice(0, 1024) + TRUNCATED_MARKER });
+  if (json.length <= MAX_DATA_JSON_CHARS) return cleanJson(json);
+  return cleanJson(JSON.stringify({ _truncated: true, preview: json.slice(0, 1024) + TRUNCATED_MARKER }));
 }
 
 export async function writeLog(exec: Exec, line: LogLine): Promise<void> {
   await exec(sql`
     insert into logs (run_id, app_handle, shop, level, message, data, step, attempt)
     values (${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${limitMessage(line.message)},
-            ${limitData(line.data)}::jsonb, ${line.step ?? null}, ${line.attempt})`);
+            ${limitData(line.data)}::jsonb, ${line.step == null ? null : cleanText(line.step)}, ${line.attempt})`);
 }
 
-/** A FlowLogger bound to one run execution; `currentStep()` names the step a line is written in. */
-export function createRunLogger(exec: Exec, base: Omit<LogLine, 'level' | 'message' | 'data' | 'step'>, currentStep: () => string | null): FlowLogger {
-  const write = (level: LogLevel) => (message: string, data?: Record<string, unknown>) =>
-    writeLog(exec, { ...base, level, message, data, step: currentStep() });
-  return { info: write('info'), warn: write('warn'), error: write('error') };
+export interface RunLogger {
+  log: FlowLogger;
+  /** Settles when every write started so far has settled. Never rejects. */
+  flush(): Promise<void>;
+}
+
+/**
+ * A FlowLogger bound to one run execution; `currentStep()` names the step a line is written in. Each write resolves once
+ * stored (or once its failure has been reported to `onWriteError`); it never rejects.
+ */
+export function createRunLogger(
+  exec: Exec,
+  base: Omit<LogLine, 'level' | 'message' | 'data' | 'step'>,
+  currentStep: () => string | null,
+  onWriteError: (error: unknown, line: LogLine) => void,
+): RunLogger {
+  const pending = new Set<Promise<void>>();
+  const write = (level: LogLevel) => (message: string, data?: Record<string, unknown>) => {
+    const line: LogLine = { ...base, level, message, data, step: currentStep() };
+    const p: Promise<void> = writeLog(exec, line)
+      .catch((error) => {
+        try {
+          onWriteError(error, line);
+        } catch {
+          // reporting must not fail the write either
+        }
+      })
+      .finally(() => pending.delete(p));
+    pending.add(p);
+    return p;
+  };
+  return {
+    log: { info: write('info'), warn: write('warn'), error: write('error') },
+    async flush() {
+      while (pending.size > 0) await Promise.all([...pending]);
+    },
+  };
 }

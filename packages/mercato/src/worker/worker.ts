@@ -1,12 +1,14 @@
 /**
  * The worker: claims due runs up to its free slots (FOR UPDATE SKIP LOCKED, database clock), executes them,
  * keeps their leases alive with heartbeats, reacts to cancels at once (LISTEN/NOTIFY), and stops gracefully.
+ * Expired leases of dead workers are recovered on every poll, whether or not this worker has a free slot.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { WorkerConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
+import { backoffDelayMs } from '../flows/policy.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL, claimRuns, execOn, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store.ts';
 import type { Logger } from '../logger.ts';
 
@@ -24,6 +26,13 @@ export interface WorkerOptions {
   maxLostLeases?: number;
   /** Default: min(leaseDurationMs / 3, 1000). */
   heartbeatIntervalMs?: number;
+  /** Called before each wait of the poll loop with its delay and why (no due run, or every slot busy). */
+  onPollWait?: (delayMs: number, reason: 'empty' | 'busy' | 'error') => void;
+}
+
+/** The wait after the n-th empty poll in a row: pollIntervalMs × coefficient^(n − 1), capped at pollMaxIntervalMs. */
+export function emptyPollDelayMs(config: Pick<WorkerConfig, 'pollIntervalMs' | 'pollBackoffCoefficient' | 'pollMaxIntervalMs'>, emptyPolls: number): number {
+  return backoffDelayMs(config.pollIntervalMs, config.pollBackoffCoefficient, emptyPolls, config.pollMaxIntervalMs);
 }
 
 export interface WorkerStats {
@@ -108,13 +117,14 @@ export class Worker {
     let emptyPolls = 0;
     while (!this.stopping) {
       let delay: number;
+      let reason: 'empty' | 'busy' | 'error' = 'busy';
       try {
-        const free = this.concurrency - this.active.size;
         this.pendingWake = false;
+        await this.recover();
+        const free = this.concurrency - this.active.size;
         if (free <= 0) {
           delay = config.pollIntervalMs;
         } else {
-          await this.recover();
           const token = `${this.id}/${++this.claimSeq}`;
           const claimed = await claimRuns(this.exec, token, free, config.leaseDurationMs);
           this.stats.polls++;
@@ -126,18 +136,21 @@ export class Worker {
           }
           this.stats.emptyPolls++;
           emptyPolls++;
-          delay = Math.min(config.pollIntervalMs * config.pollBackoffCoefficient ** (emptyPolls - 1), config.pollMaxIntervalMs);
+          reason = 'empty';
+          delay = emptyPollDelayMs(config, emptyPolls);
           const nextDue = await msUntilNextDue(this.exec);
           if (nextDue !== null) delay = Math.min(delay, Math.max(nextDue, 5));
         }
       } catch (error) {
         logger.error({ err: error, workerId: this.id }, 'worker poll failed; retrying');
         delay = config.pollIntervalMs;
+        reason = 'error';
       }
       if (this.pendingWake) {
         emptyPolls = 0;
         continue;
       }
+      this.options.onPollWait?.(delay, reason);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, delay);
         function done() {
@@ -177,7 +190,7 @@ export class Worker {
       this.lastHeartbeatOk = Date.now();
       return;
     }
-    const leases = new Map([...this.active.values()].map((r) => [r.runId, r.leaseToken]));
+    const leases = new Map([...this.active.values()].map((r) => [r.runId, { leaseToken: r.leaseToken, elapsedMs: r.elapsedMs() }]));
     try {
       const owned = await heartbeat(this.exec, leases, this.options.config.leaseDurationMs);
       this.lastHeartbeatOk = Date.now();

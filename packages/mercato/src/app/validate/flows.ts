@@ -1,4 +1,5 @@
 /** Flows, retry policies (app and flow level) and the worker options. */
+import { MAX_TIMER_MS, isTimerDelay } from '../../flows/policy.ts';
 import { at, checkKnownKeys, got, isFunction, isPlainObject, isPositiveFinite, isPositiveInteger, isSchema, type Problems } from './util.ts';
 
 export function checkFlows(problems: Problems, flows: unknown): void {
@@ -25,9 +26,7 @@ function checkFlow(problems: Problems, path: string, key: string, flow: unknown)
   }
   if (!isSchema(flow.input)) problems.add(at(path, 'input'), `must be a schema (an object with safeParse, e.g. z.object({...})) ${got(flow.input)}`);
   if (!isFunction(flow.run)) problems.add(at(path, 'run'), `must be a function ${got(flow.run)}`);
-  if (flow.timeout !== undefined && !isPositiveFinite(flow.timeout)) {
-    problems.add(at(path, 'timeout'), `must be a positive finite number of milliseconds ${got(flow.timeout)}`);
-  }
+  if (flow.timeout !== undefined) checkTimerMs(problems, at(path, 'timeout'), flow.timeout, 'must be a positive finite number of milliseconds');
   if (flow.retryPolicy !== undefined) checkRetryPolicy(problems, at(path, 'retryPolicy'), flow.retryPolicy);
   if (flow.concurrency !== undefined && flow.concurrency !== null && !isPositiveInteger(flow.concurrency)) {
     problems.add(at(path, 'concurrency'), `must be a positive integer, or null for no limit ${got(flow.concurrency)}`);
@@ -48,8 +47,16 @@ export function checkRetryPolicy(problems: Problems, path: string, policy: unkno
     if (value === undefined) continue;
     if (key === 'maxAttempts') {
       if (!isPositiveInteger(value)) problems.add(at(path, key), `must be a positive integer ${got(value)}`);
-    } else if (!isPositiveFinite(value)) problems.add(at(path, key), `must be a positive finite number ${got(value)}`);
+    } else if (key === 'backoffCoefficient') {
+      if (!isPositiveFinite(value)) problems.add(at(path, key), `must be a positive finite number ${got(value)}`);
+    } else checkTimerMs(problems, at(path, key), value);
   }
+}
+
+/** A delay or duration that ends up in a Node.js timer: Node fires a timer of more than 2^31 − 1 ms after 1 ms. */
+function checkTimerMs(problems: Problems, path: string, value: unknown, notPositive = 'must be a positive finite number'): void {
+  if (!isPositiveFinite(value)) problems.add(path, `${notPositive} ${got(value)}`);
+  else if (!isTimerDelay(value)) problems.add(path, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days; Node.js fires a longer timer after 1 ms) ${got(value)}`);
 }
 
 const WORKER_KEYS = ['concurrency', 'pollIntervalMs', 'pollMaxIntervalMs', 'pollBackoffCoefficient', 'leaseDurationMs'] as const;
@@ -66,6 +73,8 @@ export function checkWorker(problems: Problems, worker: unknown): void {
     if (value === undefined) continue;
     if (key === 'concurrency') {
       if (!isPositiveInteger(value)) problems.add(at('worker', key), `must be a positive integer ${got(value)}`);
-    } else if (!isPositiveFinite(value)) problems.add(at('worker', key), `must be a positive finite number ${got(value)}`);
+    } else if (key === 'pollBackoffCoefficient') {
+      if (!isPositiveFinite(value)) problems.add(at('worker', key), `must be a positive finite number ${got(value)}`);
+    } else checkTimerMs(problems, at('worker', key), value);
   }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "runs" ADD COLUMN "attempt_elapsed_ms" integer DEFAULT 0 NOT NULL;
