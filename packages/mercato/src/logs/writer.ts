@@ -63,7 +63,7 @@ export interface RunLogger {
 
 /**
  * A FlowLogger bound to one run execution; `currentStep()` names the step a line is written in. Each write resolves once
- * stored (or once its failure has been reported to `onWriteError`); it never rejects.
+ * stored (or once its failure has been reported to `onWriteError`); it never rejects. Lines are stored in call order.
  */
 export function createRunLogger(
   exec: Exec,
@@ -71,25 +71,28 @@ export function createRunLogger(
   currentStep: () => string | null,
   onWriteError: (error: unknown, line: LogLine) => void,
 ): RunLogger {
-  const pending = new Set<Promise<void>>();
+  // Writes are chained: each insert starts when the one before has settled, so lines are stored in the order they were
+  // written even when the flow does not await them (a pool would otherwise run them on different connections).
+  let tail: Promise<void> = Promise.resolve();
   const write = (level: LogLevel) => (message: string, data?: Record<string, unknown>) => {
     const line: LogLine = { ...base, level, message, data, step: currentStep() };
-    const p: Promise<void> = writeLog(exec, line)
-      .catch((error) => {
-        try {
-          onWriteError(error, line);
-        } catch {
-          // reporting must not fail the write either
-        }
-      })
-      .finally(() => pending.delete(p));
-    pending.add(p);
+    const p: Promise<void> = tail.then(() =>
+      writeLog(exec, line).then(
+        () => undefined,
+        (error) => {
+          try {
+            onWriteError(error, line);
+          } catch {
+            // reporting must not fail the write either
+          }
+        },
+      ),
+    );
+    tail = p;
     return p;
   };
   return {
     log: { info: write('info'), warn: write('warn'), error: write('error') },
-    async flush() {
-      while (pending.size > 0) await Promise.all([...pending]);
-    },
+    flush: () => tail,
   };
 }
