@@ -12,7 +12,7 @@ import { SHOP } from '../helpers/runtime.ts';
 import { instance } from './app.ts';
 import { type McpTestServer, rpc, startMcpServer } from './helpers.ts';
 
-const TTL_MS = 400;
+const TTL_MS = 1500;
 
 describeEngines('MCP authentication cache', (get, kind) => {
   let s: McpTestServer;
@@ -26,13 +26,16 @@ describeEngines('MCP authentication cache', (get, kind) => {
 
   it('serves a known token from the cache until the time-to-live, then reads the database again', async () => {
     const { id, secret } = await s.createToken({ name: 'cached' });
+    // the row is cached by the first request, not before this moment: its time-to-live ends after cachedAt + TTL_MS
+    const cachedAt = Date.now();
     expect(await ping(secret)).toBe(200);
     expect(await ping(secret)).toBe(200);
     // A change written behind the service's back, without a notification: the cached row is used until the TTL.
     await disable(id);
-    const changedAt = Date.now();
     const first = await ping(secret);
-    if (Date.now() - changedAt < TTL_MS - 100) expect(first).toBe(200);
+    const fresh = Date.now() - cachedAt < TTL_MS - 100;
+    if (fresh) expect(first).toBe(200);
+    else console.warn(`cache test: the machine was too slow to observe the cached answer (${Date.now() - cachedAt} ms)`);
     await new Promise((r) => setTimeout(r, TTL_MS + 50));
     expect(await ping(secret)).toBe(403);
   });
