@@ -2,6 +2,7 @@
 export { defineApp, isMercatoInstance, type AppBuilder, type MercatoInstance } from './app/app.ts';
 export {
   defineCron,
+  defineCustomPage,
   defineFlow,
   defineFunction,
   defineMcpPermission,

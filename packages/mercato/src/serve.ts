@@ -14,6 +14,7 @@ import { providersApi } from './providers/router.ts';
 import { cronsApi } from './crons/router.ts';
 import { mcpOf } from './mcp/wiring.ts';
 import { functionsApiOf } from './functions/router.ts';
+import { customPagesApi } from './custom-pages/router.ts';
 import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
@@ -26,6 +27,7 @@ export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
     ...functionsApiOf(runtime),
     ...logsApi({ db: runtime.db, logger: runtime.logger }),
     ...mcpOf(runtime).api,
+    ...customPagesApi({ config: runtime.config, db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, dispatch: runtime.dispatch }),
   ];
 }
 

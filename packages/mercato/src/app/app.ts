@@ -7,6 +7,7 @@ import { defineFlow } from './define.ts';
 import type {
   AppBase,
   AppConfigInput,
+  CustomPageDefinition,
   DispatchOptions,
   DispatchResult,
   FlowDefinition,
@@ -45,6 +46,10 @@ export interface AppBuilder<P extends ProvidersMap> {
   ): FlowDefinition<Name, Input, Output, P>;
   /** `defineRoute` for a file under `routes/`, with `forShop(...).providers` typed by this app's providers. */
   defineRoute<Auth extends {} = {}>(route: RouteDefinition<Auth, P>): RouteDefinition<Auth, P>;
+  /** `defineCustomPage` whose `ctx.providers` is typed by this app's providers (docs/custom-pages.md). */
+  defineCustomPage<L extends Record<string, unknown> = {}, A extends Record<string, unknown> = {}>(
+    page: CustomPageDefinition<L, A, P>,
+  ): CustomPageDefinition<L, A, P>;
   defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P>;
 }
 
@@ -73,7 +78,7 @@ export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(base: 
     },
     webhooks: config.webhooks ?? {},
     crons: config.crons ?? [],
-    experimental: { customPages: config.experimental?.customPages ?? false },
+    experimental: { customPages: config.experimental?.customPages ?? false, pages: config.experimental?.pages ?? {} },
     pages: resolvePages(base.pages, config.pages),
     worker: { ...DEFAULT_WORKER, ...definedOnly(config.worker) },
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...definedOnly(config.retryPolicy) },
@@ -91,6 +96,7 @@ export function defineApp<const P extends ProvidersMap = {}>(base: AppBase<P> = 
     base,
     defineFlow: (flow) => defineFlow(flow),
     defineRoute: (route) => defineRoute(route),
+    defineCustomPage: (page) => page,
     defineConfig<const F extends FlowsMap>(config: AppConfigInput<F>): MercatoInstance<F, P> {
       validateConfig(base, config); // throws ConfigError listing every problem
       const resolved = resolveConfig(base, config);

@@ -1,6 +1,7 @@
 /** Definition helpers: identity functions that give every kind of config entry its type. */
 import type {
   CronEntry,
+  CustomPageDefinition,
   FieldsMap,
   FlowDefinition,
   FlowsMap,
@@ -48,4 +49,11 @@ export function defineMcpResource(resource: McpResourceDefinition): McpResourceD
 
 export function defineMcpPermission(permission: McpPermissionDefinition): McpPermissionDefinition {
   return permission;
+}
+
+/** An experimental custom page (docs/custom-pages.md): each loader's and action's `input` types its `run`. */
+export function defineCustomPage<L extends Record<string, unknown> = {}, A extends Record<string, unknown> = {}>(
+  page: CustomPageDefinition<L, A, ProvidersMap>,
+): CustomPageDefinition<L, A, ProvidersMap> {
+  return page;
 }

@@ -359,10 +359,83 @@ export interface PlatformConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Custom pages (experimental; docs/custom-pages.md)
+
+/** Writes to the service's log (pino), with the request id, tenant, page and operation attached. */
+export interface CustomPageLogger {
+  info(message: string, data?: Record<string, unknown>): void;
+  warn(message: string, data?: Record<string, unknown>): void;
+  error(message: string, data?: Record<string, unknown>): void;
+}
+
+/** `ctx.dispatchFlow` of a custom page: always for the request's app and shop. */
+export interface CustomPageDispatchOptions {
+  flowName: string;
+  input?: unknown;
+  retryPolicy?: Partial<RetryPolicy>;
+}
+
+/** What `authorize`, loaders and actions receive. Built for each request; never shared between tenants. */
+export interface CustomPageContext<P extends ProvidersMap = ProvidersMap> {
+  appHandle: string;
+  shop: string;
+  /** The key of the page in `experimental.pages`. */
+  page: string;
+  /** The request's id (`X-Request-Id`), also on every log line. */
+  requestId: string;
+  /** Aborts when the time limit passes or the client goes away. */
+  signal: AbortSignal;
+  /** Connectors of the app's providers for this shop (the saved config is never exposed). */
+  providers: ProviderConnectors<P>;
+  /** Enqueues a run for this app and shop (trigger `page`); rejects with the typed dispatch errors of routes. */
+  dispatchFlow(options: CustomPageDispatchOptions): Promise<DispatchResult>;
+  log: CustomPageLogger;
+}
+
+/** The value a loader or action receives: the schema's output, or `undefined` when it declares no input. */
+export type CustomPageInput<S> = S extends Schema<any, any> ? z.output<S> : undefined;
+
+/** A loader (reads) or an action (writes), called through the page's RPC path. */
+export interface CustomPageOperation<S = any, P extends ProvidersMap = any> {
+  description?: string;
+  /** Validates `input` of the request body (a zod schema); the parsed (output) value is given to `run`. */
+  input?: S & Schema<any, any>;
+  /** Time limit in ms, at most 30000 (the default). */
+  timeout?: number;
+  /** The result must be JSON-serialisable (`undefined` is sent as `null`). */
+  run(ctx: CustomPageContext<P>, input: CustomPageInput<S>): unknown;
+}
+
+export type CustomPageOperations<M extends Record<string, unknown>, P extends ProvidersMap = any> = {
+  [K in keyof M]: CustomPageOperation<M[K], P>;
+};
+
+export interface CustomPageDefinition<
+  L extends Record<string, unknown> = any,
+  A extends Record<string, unknown> = any,
+  P extends ProvidersMap = any,
+> {
+  title: string;
+  /** The page's route in the admin, e.g. `/reports/daily`. Default `/<key>`. */
+  path?: string;
+  /** Listed in `navigation`. Default true. */
+  nav?: boolean;
+  /** Runs on every request (listing and RPC); false, a throw or a time-out hide the page (404). Default: allowed. */
+  authorize?: (ctx: CustomPageContext<P>) => boolean | Promise<boolean>;
+  loaders?: CustomPageOperations<L, P>;
+  actions?: CustomPageOperations<A, P>;
+}
+
+export type CustomPagesMap = Record<string, CustomPageDefinition<any, any, any>>;
+
+// ---------------------------------------------------------------------------------------------
 // Experimental
 
 export interface ExperimentalConfig {
+  /** Enables custom pages (GET /api/pages/custom and their RPC). Default false. */
   customPages?: boolean;
+  /** Custom pages by key (`defineCustomPage`); needs `customPages: true`. */
+  pages?: CustomPagesMap;
 }
 
 export type OnErrorHook = (
@@ -403,7 +476,7 @@ export interface ResolvedConfig<F extends FlowsMap = FlowsMap, P extends Provide
   mcp: Required<Pick<McpConfig, 'enabled' | 'crossShopAccess'>> & Required<Pick<McpConfig, 'permissions' | 'tools' | 'resources'>>;
   webhooks: WebhooksMap;
   crons: readonly CronEntry<F>[];
-  experimental: Required<ExperimentalConfig>;
+  experimental: { customPages: boolean; pages: CustomPagesMap };
   pages: Record<PageKey, PageMode>;
   worker: WorkerConfig;
   retryPolicy: RetryPolicy;

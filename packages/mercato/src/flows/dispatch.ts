@@ -8,7 +8,7 @@ import type { FlowRegistry } from './registry.ts';
 import { type Exec, activeRunIds, execOn, insertRun, lockFlowKey, notifyRuns } from './store.ts';
 import { findBadText } from './text.ts';
 
-export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route';
+export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
 
 export interface DispatchRequest {
   appHandle: string;
@@ -24,6 +24,11 @@ export interface DispatchRequest {
 }
 
 export type DispatchFn = (request: DispatchRequest) => Promise<DispatchResult>;
+
+/** Schema issues as the 400 bodies carry them: `{ path: "a.0.b", message, code }` (also used by custom pages). */
+export function schemaIssuesBody(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code: string }>): Array<{ path: string; message: string; code: string }> {
+  return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }));
+}
 
 const POLICY_KEYS = ['maxAttempts', 'initialIntervalMs', 'backoffCoefficient', 'maxIntervalMs'] as const;
 
@@ -58,7 +63,7 @@ export function createDispatcher(deps: { db: Database; registry: FlowRegistry; c
     const parsed = await flow.definition.input.safeParseAsync(request.input ?? {});
     if (!parsed.success) {
       throw new BadRequestError(`Invalid input for flow "${flow.name}"`, {
-        issues: parsed.error.issues.map((i: { path: PropertyKey[]; message: string; code: string }) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code })),
+        issues: schemaIssuesBody(parsed.error.issues),
       });
     }
     const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));

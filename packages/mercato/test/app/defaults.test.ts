@@ -17,7 +17,7 @@ describe('configuration defaults', () => {
     expect(c.mcp).toEqual({ enabled: true, crossShopAccess: false, permissions: {}, tools: {}, resources: {} });
     expect(c.webhooks).toEqual({});
     expect(c.crons).toEqual([]);
-    expect(c.experimental).toEqual({ customPages: false });
+    expect(c.experimental).toEqual({ customPages: false, pages: {} });
     expect(c.pages).toEqual({ flows: 'visible', providers: 'visible', crons: 'visible', functions: 'visible', mcp: 'visible' });
     expect(c.worker).toEqual({ concurrency: 5, pollIntervalMs: 1000, pollMaxIntervalMs: 5000, pollBackoffCoefficient: 1.5, leaseDurationMs: 30000 });
     expect(c.retryPolicy).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60000 });

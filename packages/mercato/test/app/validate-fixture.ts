@@ -107,7 +107,20 @@ export function validConfig(): any {
       { schedule: '@daily', flow: 'syncOrders', shops: ['a.myshopify.com', 'b-shop.myshopify.com'] },
       { schedule: '0 9 * * MON-FRI', flow: 'sendDigest', input: { channel: 'slack' }, shops: 'global', timezone: 'UTC' },
     ],
-    experimental: { customPages: true },
+    experimental: {
+      customPages: true,
+      pages: {
+        salesReport: {
+          title: 'Sales report',
+          path: '/reports/sales',
+          nav: true,
+          authorize: async () => true,
+          loaders: { summary: { description: 'Totals', input: z.object({ days: z.number().int().default(7) }), timeout: 5000, run: () => ({ total: 0 }) } },
+          actions: { 'export-csv': { run: async () => 'ok' } },
+        },
+        settings: { title: 'Settings', nav: false },
+      },
+    },
     pages: { mcp: 'disabled', crons: 'visible' },
     worker: { concurrency: 8, pollIntervalMs: 500, pollMaxIntervalMs: 4000, pollBackoffCoefficient: 1.5, leaseDurationMs: 20_000 },
     retryPolicy: { maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60_000 },

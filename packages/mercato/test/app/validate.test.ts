@@ -208,7 +208,7 @@ describe('configuration validation: pages, experimental, onError', () => {
   }, ['experimental.customPages: must be a boolean (got "yes")']);
   rule('experimental rejects unknown keys', (c) => {
     c.experimental.customPage = true;
-  }, ['experimental.customPage: unknown experimental option (did you mean "customPages"?); allowed: customPages']);
+  }, ['experimental.customPage: unknown experimental option (did you mean "customPages"?); allowed: customPages, pages']);
   rule('onError must be a function', (c) => {
     c.onError = 'log';
   }, ['onError: must be a function (error, context?) (got "log")']);

@@ -1,5 +1,6 @@
-/** The remaining options: `shopify` (static shape only), `webhooks`, `pages`, `experimental`, `onError`. */
+/** The remaining options: `shopify` (static shape only), `webhooks`, `pages`, `experimental` (custom pages: ./custom-pages.ts), `onError`. */
 import { PAGE_KEYS, PAGE_MODES } from '../types.ts';
+import { checkCustomPages } from './custom-pages.ts';
 import { at, checkKnownKeys, got, isFunction, isNonEmptyString, isPlainObject, type Problems } from './util.ts';
 
 /** Handles of apps in multi-app mode. */
@@ -102,10 +103,11 @@ export function checkExperimental(problems: Problems, experimental: unknown): vo
     problems.add('experimental', `must be an object ${got(experimental)}`);
     return;
   }
-  checkKnownKeys(problems, 'experimental', experimental, ['customPages'], 'experimental option');
+  checkKnownKeys(problems, 'experimental', experimental, ['customPages', 'pages'], 'experimental option');
   if (experimental.customPages !== undefined && typeof experimental.customPages !== 'boolean') {
     problems.add('experimental.customPages', `must be a boolean ${got(experimental.customPages)}`);
   }
+  checkCustomPages(problems, experimental);
 }
 
 export function checkOnError(problems: Problems, onError: unknown): void {
