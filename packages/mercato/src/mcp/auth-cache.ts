@@ -34,6 +34,8 @@ export interface AuthCache {
   invalidate(id: string): Promise<void>;
   /** Increases on every invalidation. */
   epoch(): number;
+  /** Starts listening for invalidations (otherwise started by the first `get`); settles once listening or refused. */
+  ready(): Promise<void>;
 }
 
 const caches = new WeakMap<Database, AuthCache>();
@@ -84,6 +86,11 @@ export function authCacheFor(db: Database, logger: Logger): AuthCache {
       }
     },
     epoch: () => epoch,
+    async ready() {
+      if (listening) return;
+      listen();
+      await starting;
+    },
   };
   caches.set(db, cache);
   return cache;

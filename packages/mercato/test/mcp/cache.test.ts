@@ -6,6 +6,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/engine.ts';
 import { describeEngines } from '../../src/db/testing.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { authCacheFor } from '../../src/mcp/auth-cache.ts';
 import { createMcp } from '../../src/mcp/index.ts';
 import { mcpDepsOf } from '../../src/mcp/wiring.ts';
 import { SHOP } from '../helpers/runtime.ts';
@@ -26,6 +28,8 @@ describeEngines('MCP authentication cache', (get, kind) => {
 
   it('serves a known token from the cache until the time-to-live, then reads the database again', async () => {
     const { id, secret } = await s.createToken({ name: 'cached' });
+    // rows are only cached while the process listens for invalidations: wait until it does (LISTEN is asynchronous)
+    await authCacheFor(get().db, silentLogger()).ready();
     // the row is cached by the first request, not before this moment: its time-to-live ends after cachedAt + TTL_MS
     const cachedAt = Date.now();
     expect(await ping(secret)).toBe(200);
