@@ -8,6 +8,8 @@ import { Worker } from '../../src/worker/index.ts';
 import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 
 let holds: Array<() => void> = [];
+/** The hold of each run by id: the order of `holds` is the order the runs started, not the order of their dispatch. */
+const holdOf = new Map<string, () => void>();
 let started = 0;
 const app = defineApp();
 const instance = app.defineConfig({
@@ -22,6 +24,7 @@ const instance = app.defineConfig({
         started++;
         await ctx.step('held', ({ signal }) => new Promise<void>((resolve, reject) => {
           holds.push(resolve);
+          holdOf.set(ctx.runId, resolve);
           signal.addEventListener('abort', () => reject(signal.reason));
         }));
         return { attempt: ctx.attempt };
@@ -138,7 +141,7 @@ describeEngines('worker', (get) => {
     const stuck = await dispatch('held');
     await expect.poll(() => holds.length, { timeout: 3000 }).toBe(2);
     const stopping = w.stop();
-    holds[0](); // the first finishes during the stop
+    holdOf.get(finishing)!(); // the first finishes during the stop
     const result = await stopping;
     expect(result).toEqual({ finished: 1, released: 1 });
     expect((await waitForRun(get().db, finishing)).status).toBe('completed');
