@@ -7,6 +7,8 @@
  * `config.<name>` — the same strings as a userError's `field.join('.')`.
  */
 
+import type { ProviderField } from '../components/FieldInput.tsx';
+
 export type DiscountMode = 'automatic' | 'code';
 export type OwnerFieldType = 'text' | 'datetime' | 'number' | 'checkbox' | 'select' | 'multiselect';
 
@@ -29,14 +31,7 @@ export interface OwnerField {
 }
 
 /** A configuration field: provider field metadata plus its body path (`["config", name]`). */
-export interface ConfigField {
-  name: string;
-  type: 'text' | 'password' | 'number' | 'select' | 'checkbox';
-  label: string;
-  required: boolean;
-  placeholder?: string;
-  options?: { label: string; value: string }[];
-  description?: string;
+export interface ConfigField extends Omit<ProviderField, 'hasValue'> {
   path: string[];
 }
 
