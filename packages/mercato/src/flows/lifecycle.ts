@@ -42,7 +42,10 @@ export async function cancelRun(db: Database, t: Tenant, id: string): Promise<{ 
 
 export type RetryMode = 'resume' | 'reset';
 
-/** Finished → pending again. `reset` deletes every step result; any other mode keeps completed ones. Keeps the retry policy. */
+/**
+ * Finished → pending again. `reset` deletes every step result and forgets which outside-step log lines were written (so
+ * the replay writes them again); any other mode keeps completed ones. Keeps the retry policy.
+ */
 export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, id: string, modeParam: string | undefined) {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
   const mode: RetryMode = modeParam === 'reset' ? 'reset' : 'resume';
@@ -72,6 +75,8 @@ export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, 
         ? sql`delete from steps where run_id = ${id}::uuid returning name`
         : sql`delete from steps where run_id = ${id}::uuid and status <> 'completed' returning name`,
     );
+    // reset starts the flow body afresh: its earlier outside-step log lines stay, but no longer count as written (docs/logs.md)
+    if (mode === 'reset') await exec(sql`update logs set body_seq = null where run_id = ${id}::uuid and body_seq is not null`);
     await exec(sql`
       update runs set status = 'pending', attempt_base = attempt, same_attempt = false, lost_leases = 0, error = null, output = null,
         available_at = now(), finished_at = null, lease_owner = null, lease_expires_at = null, updated_at = now()

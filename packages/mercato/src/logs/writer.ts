@@ -2,6 +2,11 @@
  * Writes log lines of runs. A run logger keeps its pending writes so the engine can await them (flush) before it stores
  * a step result or the run's final state: no line is lost or lands after the result. A failed write never rejects into
  * the flow or the worker: it is reported to `onWriteError` and the run goes on.
+ *
+ * Written once: a line written in the flow body outside any step carries its position (`body_seq`, the n-th such call
+ * of the execution). When the flow body runs again (after a sleep, a retry or a crash reclaim), a call whose position,
+ * level, message and data match a stored line of the run is not written again. Lines written in a step are not matched:
+ * a step that runs again (failed, or cut off by a crash) writes its lines again, as lines of that new execution.
  */
 import { sql } from 'drizzle-orm';
 import type { FlowLogger } from '../app/types.ts';
@@ -25,6 +30,8 @@ export interface LogLine {
   data?: Record<string, unknown> | null;
   step?: string | null;
   attempt: number;
+  /** Position of an outside-step line in its execution of the flow body (1, 2, …); null for every other line. */
+  bodySeq?: number | null;
 }
 
 type Exec = (statement: ReturnType<typeof sql>) => Promise<unknown[]>;
@@ -48,11 +55,27 @@ export function limitData(data: unknown): string | null {
   return cleanJson(JSON.stringify({ _truncated: true, preview: json.slice(0, 1024) + TRUNCATED_MARKER }));
 }
 
+/**
+ * Stores a line. A line with a `bodySeq` is skipped when the run already holds an outside-step line at that position
+ * with the same level, message and data (as stored: cut and cleaned), so that a replay of the flow body writes it once.
+ */
 export async function writeLog(exec: Exec, line: LogLine): Promise<void> {
+  const message = limitMessage(line.message);
+  const data = limitData(line.data);
+  const step = line.step == null ? null : cleanText(line.step);
+  if (line.bodySeq == null) {
+    await exec(sql`
+      insert into logs (run_id, app_handle, shop, level, message, data, step, attempt)
+      values (${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${message}, ${data}::jsonb, ${step}, ${line.attempt})`);
+    return;
+  }
   await exec(sql`
-    insert into logs (run_id, app_handle, shop, level, message, data, step, attempt)
-    values (${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${limitMessage(line.message)},
-            ${limitData(line.data)}::jsonb, ${line.step == null ? null : cleanText(line.step)}, ${line.attempt})`);
+    insert into logs (run_id, app_handle, shop, level, message, data, step, attempt, body_seq)
+    select ${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${message}, ${data}::jsonb, ${step}, ${line.attempt}, ${line.bodySeq}::int
+    where not exists (
+      select 1 from logs
+      where run_id = ${line.runId}::uuid and body_seq = ${line.bodySeq}::int and level = ${line.level}
+        and message = ${message} and data is not distinct from ${data}::jsonb)`);
 }
 
 export interface RunLogger {
@@ -64,6 +87,7 @@ export interface RunLogger {
 /**
  * A FlowLogger bound to one run execution; `currentStep()` names the step a line is written in. Each write resolves once
  * stored (or once its failure has been reported to `onWriteError`); it never rejects. Lines are stored in call order.
+ * Outside-step calls are numbered in call order (synchronously, at the call) so that a replay can skip the stored ones.
  */
 export function createRunLogger(
   exec: Exec,
@@ -74,8 +98,10 @@ export function createRunLogger(
   // Writes are chained: each insert starts when the one before has settled, so lines are stored in the order they were
   // written even when the flow does not await them (a pool would otherwise run them on different connections).
   let tail: Promise<void> = Promise.resolve();
+  let outsideSteps = 0;
   const write = (level: LogLevel) => (message: string, data?: Record<string, unknown>) => {
-    const line: LogLine = { ...base, level, message, data, step: currentStep() };
+    const step = currentStep();
+    const line: LogLine = { ...base, level, message, data, step, bodySeq: step === null ? ++outsideSteps : null };
     const p: Promise<void> = tail.then(() =>
       writeLog(exec, line).then(
         () => undefined,

@@ -2,12 +2,13 @@
  * Providers at run time: the read representation, health checks and connectors (the save pipeline is in save.ts).
  * Configs are encrypted as a whole, bound to (app, shop, provider).
  */
-import type { ProviderDefinition, ProvidersMap } from '../app/types.ts';
+import type { FieldsMap, ProviderDefinition, ProvidersMap } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { SecretError } from '../secrets/types.ts';
-import { dashboardStatus, fieldMetadata, isConfigured, publicConfig } from './fields.ts';
+import { notConfigured, undecryptable, withoutShop } from './errors.ts';
+import { dashboardStatus, fieldMetadata, hasValue, isConfigured, isRequired, publicConfig } from './fields.ts';
 import { scrub, scrubError, secretValues } from './scrub.ts';
 import { type ProviderRow, getProviderRow, listProviderRows, recordCheck } from './store.ts';
 
@@ -23,12 +24,7 @@ export interface ProvidersDeps {
 
 export const ownerOf = (appHandle: string, shop: string, provider: string) => `provider:${appHandle}:${shop}:${provider}`;
 
-export class ProviderNotConfiguredError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ProviderNotConfiguredError';
-  }
-}
+export { ProviderNotConfiguredError } from './errors.ts';
 
 /** Why a stored config is unusable; never includes a value or a key. */
 export const UNDECRYPTABLE_MESSAGE =
@@ -136,18 +132,19 @@ export function createConnectors(deps: ProvidersDeps, appHandle: string, shop: s
     const methods: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
     for (const [method, fn] of Object.entries(def.methods ?? {}) as Array<[string, (config: unknown, ...args: unknown[]) => unknown]>) {
       methods[method] = async (...args: unknown[]) => {
-        if (!shop) throw new ProviderNotConfiguredError(`Provider "${name}" cannot be used without a shop: provider configs are saved per shop (this is a global run)`);
+        // ProviderNotConfiguredError is not retryable: a run fails at once, with a message naming provider, shop and app
+        if (!shop) throw withoutShop(name, appHandle);
         let saved: Record<string, unknown> | undefined;
         try {
           saved = await loadSavedConfig(deps, appHandle, shop, name);
         } catch (error) {
           if (!(error instanceof SecretError)) throw error;
-          throw new ProviderNotConfiguredError(
-            `Provider "${name}" is not usable for ${shop}: its saved config cannot be decrypted (was ENCRYPTION_KEY changed?); save its settings again in the admin (Providers page)`,
-          );
+          throw undecryptable(name, appHandle, shop);
         }
         if (!saved || !isConfigured(def.ui.fields, saved)) {
-          throw new ProviderNotConfiguredError(`Provider "${name}" is not configured for ${shop}: save its settings in the admin (Providers page) first`);
+          // a saved config that misses a required value (a field added to the definition since) names the fields
+          const missing = saved ? Object.entries(def.ui.fields as FieldsMap).filter(([field, spec]) => isRequired(spec) && !hasValue(saved[field])).map(([field]) => field) : [];
+          throw notConfigured(name, appHandle, shop, missing);
         }
         try {
           return await fn(saved, ...args);

@@ -253,7 +253,7 @@ describeEngines('providers', (get) => {
     const missing = await t.runtime.dispatch({ appHandle: 'default', shop: OTHER_SHOP, flowName: 'useCrm', input: { email: 'x@y.z' }, trigger: 'api' });
     const failed = await waitForRun(get().db, missing.runId);
     expect(failed.status).toBe('failed');
-    expect(failed.error).toMatchObject({ name: 'ProviderNotConfiguredError', message: `Provider "crm" is not configured for ${OTHER_SHOP}: save its settings in the admin (Providers page) first` });
+    expect(failed.error).toMatchObject({ name: 'ProviderNotConfiguredError', message: `Provider "crm" is not configured for shop ${OTHER_SHOP} (app default): save its settings in the admin (Providers page) or with PUT /api/providers/crm` });
     expect(checkerCalls).toEqual([]); // never run implicitly
   });
 });
