@@ -18,6 +18,7 @@ import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
 import { webhookFlows } from './platform/webhook-flows.ts';
 import { BadRequestError } from './http/errors.ts';
 import { asDispatchError } from './routes/errors.ts';
+import { type RuntimeEvents, createRuntimeEvents } from './events.ts';
 
 export interface Runtime {
   readonly instance: MercatoInstance<any, any>;
@@ -33,6 +34,8 @@ export interface Runtime {
   readonly registry: FlowRegistry;
   /** The one dispatch function (API, dispatchFlow, crons, MCP, webhooks, ctx.dispatchFlow). */
   readonly dispatch: DispatchFn;
+  /** The event feed of this process: dispatches, run outcomes, webhooks, cron ticks, MCP calls (src/events.ts). */
+  readonly events: RuntimeEvents;
   /** Register cleanup run by close(), in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -78,7 +81,8 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   }
   // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
-  const dispatch = createDispatcher({ db, registry, config: options.instance.config });
+  const events = createRuntimeEvents({ onListenerError: (error, event) => logger.warn({ err: error, event: event.type }, 'a runtime event listener failed') });
+  const dispatch = createDispatcher({ db, registry, config: options.instance.config, events });
   closers.push(
     // the instance's dispatchFlow throws the typed errors a route can catch (docs/routes.md): same status and body
     options.instance.bindDispatcher(async (o) => {
@@ -103,6 +107,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     version: MERCATO_VERSION,
     registry,
     dispatch,
+    events,
     onClose(fn) {
       closers.push(fn);
     },

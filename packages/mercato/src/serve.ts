@@ -49,7 +49,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
     afterAuth: [installationMiddleware(installer)],
     extra: (app) => {
       mcpOf(runtime).mount(app);
-      app.route(WEBHOOK_PATH, webhookRouter({ db: runtime.db, platform: runtime.platform, registry: runtime.registry, dispatch: runtime.dispatch, logger: runtime.logger }));
+      app.route(WEBHOOK_PATH, webhookRouter({ db: runtime.db, platform: runtime.platform, registry: runtime.registry, dispatch: runtime.dispatch, logger: runtime.logger, events: runtime.events }));
       if (options.preview) {
         app.route(
           PREVIEW_PREFIX,

@@ -24,6 +24,7 @@ export function startCronScheduler(runtime: Runtime, options: SchedulerOptions &
       shops,
       dispatch: runtime.dispatch,
       logger: runtime.logger.child({ component: 'crons' }),
+      events: runtime.events,
     },
     schedulerOptions,
   );

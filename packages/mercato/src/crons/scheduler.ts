@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CronEntry } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import { ConflictError, HttpError } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -26,6 +27,8 @@ export interface SchedulerDeps {
   logger: Logger;
   /** Default: the database clock. */
   clock?: Clock;
+  /** Told about every tick dispatched (runtime.events). */
+  events?: RuntimeEvents;
 }
 
 export interface SchedulerOptions {
@@ -167,6 +170,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
         },
       });
       log.info({ ...where, runId, lateMs }, 'cron fired');
+      deps.events?.emit('cron.fired', { cron: target.spec.key, flow: target.spec.flow, app: target.appHandle, shop: where.shop, scheduledAt: target.fireAt, runId, lateMs });
       return 'dispatched';
     } catch (error) {
       if (error instanceof TickTaken) return 'lostRaces';
@@ -253,7 +257,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     start() {
       if (running || crons.length === 0) return;
       running = true;
-      log.info({ crons: crons.length, catchUpMs }, 'cron scheduler started');
+      log.debug({ crons: crons.length, catchUpMs }, 'cron scheduler started');
       looping = loop();
     },
     async stop() {

@@ -2,6 +2,7 @@
 import { normalizeShopDomain } from '../app/shop.ts';
 import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { RuntimeEvents } from '../events.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
@@ -48,7 +49,7 @@ export function validateDispatchPolicy(policy: unknown): Partial<RetryPolicy> | 
   return policy as Partial<RetryPolicy>;
 }
 
-export function createDispatcher(deps: { db: Database; registry: FlowRegistry; config: Pick<ResolvedConfig, 'retryPolicy'> }): DispatchFn {
+export function createDispatcher(deps: { db: Database; registry: FlowRegistry; config: Pick<ResolvedConfig, 'retryPolicy'>; events?: RuntimeEvents }): DispatchFn {
   return async (request) => {
     const flow = deps.registry.get(request.flowName);
     if (!flow || (flow.internalTrigger !== undefined && flow.internalTrigger !== request.trigger)) throw new NotFoundError(`Flow "${request.flowName}" is not registered`);
@@ -85,6 +86,7 @@ export function createDispatcher(deps: { db: Database; registry: FlowRegistry; c
       await notifyRuns(exec, id);
       return id;
     });
+    deps.events?.emit('run.dispatched', { runId, flow: flow.name, shop, app: request.appHandle, trigger: request.trigger, parentRunId: request.parentRunId ?? null });
     return { runId, status: 'pending' };
   };
 }

@@ -4,6 +4,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AdminGraphqlClient, DispatchOptions, DispatchResult, FlowContext, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
+import { type RuntimeEvents, errorMessage } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { createRunLogger, writeLog } from '../logs/writer.ts';
 import {
@@ -39,6 +40,8 @@ export interface EngineDeps {
   maxStepResultBytes?: number;
   /** Waits before each retry of a run's final state write that failed with a database error. */
   finalWriteRetryDelaysMs?: readonly number[];
+  /** Told when an execution starts and when its outcome is stored (runtime.events). */
+  events?: RuntimeEvents;
 }
 
 export const FINAL_WRITE_RETRY_DELAYS_MS: readonly number[] = [50, 200, 800];
@@ -78,6 +81,10 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
   const onLogWriteError = (error: unknown) => deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
   const finalWrite = (what: string, write: () => Promise<boolean>) => writeFinalState(deps, run.id, what, write);
   let flushLogs = async () => {};
+  const about = { runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle };
+  /** The last step that threw in this execution (the run's events name it when its error fails the attempt). */
+  let failedStep: { name: string; error: unknown } | undefined;
+  deps.events?.emit('run.started', { ...about, attempt: run.budgetAttempt });
 
   const fail = async (error: unknown, retryable: boolean) => {
     const final = !retryable || run.budgetAttempt >= policy.maxAttempts;
@@ -94,6 +101,14 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       attempt: run.attempt,
     }).catch(onLogWriteError);
     const written = await finalWrite(final ? 'failed' : 'retry', () => store.finishFailed(exec, run.id, leaseToken, serialized, final, delay));
+    if (written && deps.events) {
+      const step = failedStep !== undefined && failedStep.error === error ? failedStep.name : null;
+      const message = errorMessage(serialized.message);
+      if (step !== null && !final) {
+        deps.events.emit('step.retried', { ...about, step, attempt: run.budgetAttempt, nextAttempt: run.budgetAttempt + 1, error: message, retryInMs: delay, nextTryAt: new Date(Date.now() + delay) });
+      }
+      deps.events.emit('run.failed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs(), error: message, willRetry: !final, retryInMs: final ? null : delay, step });
+    }
     if (written && deps.config.onError) {
       try {
         await deps.config.onError(error, { runId: run.id, flowName: run.flowName, appHandle: run.appHandle, shop: run.shop, attempt: run.budgetAttempt, final });
@@ -205,6 +220,7 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
         return JSON.parse(json);
       } catch (error) {
         if (!signal.aborted && !(error instanceof DeterminismError)) {
+          failedStep = { name, error };
           await flushLogs();
           await store.storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch((storeError) => {
             deps.logger.warn({ err: storeError, runId: run.id, step: name }, 'could not store a failed step');
@@ -270,7 +286,9 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       return;
     }
     await flushLogs();
-    await finalWrite('completed', () => store.finishCompleted(exec, run.id, leaseToken, json));
+    if (await finalWrite('completed', () => store.finishCompleted(exec, run.id, leaseToken, json))) {
+      deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs() });
+    }
   } finally {
     for (const t of timers) clearTimeout(t);
     if (!signal.aborted) controller.abort(new RunInterruptedError('worker-stopping')); // release listeners of finished runs

@@ -6,6 +6,7 @@
 import type { ResolvedApp } from '../app/platform.ts';
 import type { McpConfig, ResolvedConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Logger } from '../logger.ts';
@@ -68,6 +69,8 @@ export interface McpDeps {
   timeoutMs?: number;
   /** How long a token row read for authentication is reused (default 2,000 ms; see auth-cache.ts). */
   authCacheTtlMs?: number;
+  /** Told about every answered request on POST /mcp (runtime.events). */
+  events?: RuntimeEvents;
 }
 
 export const MCP_TIMEOUT_MS = 30_000;

@@ -5,6 +5,7 @@
  * method (HTTP 200, result or JSON-RPC error). Every answer carries `MCP-Protocol-Version: 2025-11-25`.
  */
 import type { Context } from 'hono';
+import { errorMessage, type RuntimeEvents } from '../events.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Caller } from './execute.ts';
@@ -18,6 +19,8 @@ export interface EndpointDeps extends ProtocolDeps {
   /** Origins of the configured app URLs (HOST / PLATFORM_APP_URL / appUrl). */
   appOrigins: ReadonlySet<string>;
   logger: Logger;
+  /** Told about every answered request (runtime.events). */
+  events?: RuntimeEvents;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -105,9 +108,26 @@ export function createEndpoint(deps: EndpointDeps) {
 
     const { request } = message;
     const caller: Caller = { token: auth.token, requestId: c.get('requestId'), signal: c.req.raw.signal };
+    const startedAt = performance.now();
+    const answered = (ok: boolean, error?: unknown) => {
+      const target = request.method === 'tools/call' ? request.params.name : request.method === 'resources/read' ? request.params.uri : null;
+      deps.events?.emit('mcp.call', {
+        method: request.method,
+        name: typeof target === 'string' ? target.slice(0, 200) : null,
+        tokenId: auth.token.id,
+        app: auth.token.appHandle,
+        shop: auth.token.shop,
+        status: ok ? 'ok' : 'error',
+        durationMs: performance.now() - startedAt,
+        error: ok ? null : errorMessage(error),
+      });
+    };
     try {
-      return c.json(rpcResult(request.id, await handleRequest(deps, caller, request)), 200, headers());
+      const result = await handleRequest(deps, caller, request);
+      answered(true);
+      return c.json(rpcResult(request.id, result), 200, headers());
     } catch (error) {
+      answered(false, error);
       if (error instanceof RpcError) return c.json(rpcError(request.id, error.code, error.message, error.data), 200, headers());
       throw error;
     }

@@ -76,6 +76,7 @@ export function mcpDepsOf(runtime: Runtime): McpDeps {
     logs: logsIntegration(runtime),
     crons: cronsIntegration(runtime),
     platformApi: platformIntegration(runtime),
+    events: runtime.events,
   };
 }
 

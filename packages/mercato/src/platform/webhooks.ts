@@ -17,6 +17,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { normalizeShopDomain } from '../app/shop.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
+import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import { type Exec, execOn } from '../flows/store.ts';
@@ -71,6 +72,8 @@ export interface WebhookRouterDeps {
   registry: Pick<FlowRegistry, 'get'>;
   dispatch: DispatchFn;
   logger: Logger;
+  /** Told about every accepted delivery (runtime.events). */
+  events?: RuntimeEvents;
 }
 
 function header(headers: Headers, name: string): string | null {
@@ -114,9 +117,12 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: eventId?.slice(0, 255) ?? null, shop, topic, runId: null };
       const flowName = webhookFlowName(topic);
       const log = { appHandle: signer.handle, shop, topic, webhookId };
+      const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
+        deps.events?.emit('webhook.received', { topic, shop, app: signer.handle, webhookId, duplicate, handled, runId });
       if (!deps.registry.get(flowName)) {
         const fresh = await recordDelivery(execOn(deps.db.orm), delivery);
         deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
+        received(false, !fresh, null);
         return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
       }
       const input: WebhookInput = { topic, webhookId, eventId: delivery.eventId, triggeredAt, apiVersion: header(h, 'x-shopify-api-version'), payload };
@@ -132,10 +138,12 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
           },
         });
         deps.logger.debug({ ...log, runId }, 'webhook accepted');
+        received(true, false, runId);
         return c.json({ ok: true, runId });
       } catch (error) {
         if (!(error instanceof DuplicateDelivery)) throw error;
         deps.logger.info(log, 'duplicate webhook ignored');
+        received(true, true, null);
         return c.json({ ok: true, duplicate: true });
       }
     },

@@ -13,6 +13,7 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
       registry: runtime.registry,
       config: runtime.config,
       logger: runtime.logger,
+      events: runtime.events,
       adminClient: (appHandle, shop, signal) =>
         adminClientFor({ db: runtime.db, secrets: runtime.secrets, platform: runtime.platform, platformOrigin: runtime.env.platformOrigin, logger: runtime.logger }, appHandle, shop, signal),
       connectors: (appHandle, shop) => createConnectors({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, appHandle, shop) as any,
