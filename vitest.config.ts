@@ -1,8 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
+// Inside the repository, `mercato` and `mercato/testing` resolve to their TypeScript sources (the `mercato-source`
+// export condition) so tests see one copy of the code; processes started with the `mercato` binary run dist/.
+const conditions = ['mercato-source', 'module', 'node', 'development|production'];
+
 export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['mercato-source'] } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    globalSetup: ['packages/mercato/test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// The `mercato` command. Registers the TypeScript loader so service.config.ts and routes/*.ts load as they are.
-import { register } from 'tsx/esm/api';
+// The `mercato` command: runs the bundled CLI in dist/ (built by `npm run build -w packages/mercato`, shipped in the package).
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const cli = new URL('../dist/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  process.stderr.write('mercato: this copy of the package is not built (dist/cli.js is missing); in the repository run `npm run build`\n');
+  process.exit(1);
+}
+// stack traces of user code (bundled by the CLI) point at the original files and lines
+process.setSourceMapsEnabled(true);
+const { main } = await import(cli.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -27,6 +27,8 @@ export interface Runtime {
   readonly env: RuntimeEnv;
   readonly mode: RunMode;
   readonly projectDir: string;
+  /** Imports a file of the app (route files): from the CLI's bundle of the app, else as it is. */
+  readonly loadModule?: (file: string) => Promise<Record<string, any>>;
   readonly db: Database;
   readonly logger: Logger;
   readonly secrets: Secrets;
@@ -52,11 +54,15 @@ export interface CreateRuntimeOptions {
   instance: MercatoInstance<any, any>;
   projectDir: string;
   mode: RunMode;
+  /** How route files are imported (the CLI passes the loader of its bundle; default: import them as they are). */
+  loadModule?: (file: string) => Promise<Record<string, any>>;
   /** Defaults to process.env. */
   env?: NodeJS.ProcessEnv;
   /** Use this database instead of opening one (tests); the runtime does not close it. */
   db?: Database;
   logger?: Logger;
+  /** Log the warning that secrets are stored as plaintext when ENCRYPTION_KEY is not set (default true; `mercato dev` says it in its banner). */
+  plaintextWarning?: boolean;
   /** Apply migrations at start-up (default true). */
   migrate?: boolean;
 }
@@ -66,7 +72,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   // environment and platform configuration problems are reported together, in one ConfigError
   const { env, platform } = resolveStartup(options.instance.config.shopify, rawEnv, { projectDir: options.projectDir, mode: options.mode });
   const logger = options.logger ?? createLogger({ level: env.logLevel, pretty: options.mode === 'dev' });
-  const secrets = createSecrets({ key: env.encryptionKey, previousKeys: env.previousEncryptionKeys, production: env.production, logger });
+  const secrets = createSecrets({ key: env.encryptionKey, previousKeys: env.previousEncryptionKeys, production: env.production, logger, warnPlaintext: options.plaintextWarning });
   const ownsDb = !options.db;
   const db =
     options.db ??
@@ -101,6 +107,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     env,
     mode: options.mode,
     projectDir: options.projectDir,
+    loadModule: options.loadModule,
     db,
     logger,
     secrets,

@@ -2,16 +2,19 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
 /**
- * The folder holding index.html and assets/: `MERCATO_ADMIN_UI_DIR` when set, else the admin-ui workspace package's
- * `dist/` (a checkout of the repository), else `admin-ui/` inside this package if someone put a build there (nothing
- * does today: there is no pack or publish step that copies it; see docs/admin-ui.md, "Where the build comes from").
+ * The folder holding index.html and assets/: `MERCATO_ADMIN_UI_DIR` when set; in a checkout of the repository the
+ * admin-ui workspace package's `dist/`; else `dist/admin-ui/` inside this package (the package build copies the admin
+ * UI there, so an installed package carries it). See docs/admin-ui.md, "Where the build comes from".
  */
 export function resolveAdminUiDir(env: Record<string, string | undefined> = process.env): string {
   if (env.MERCATO_ADMIN_UI_DIR) return resolve(env.MERCATO_ADMIN_UI_DIR);
-  const candidates = [fileURLToPath(new URL('../../../admin-ui/dist', import.meta.url)), fileURLToPath(new URL('../../admin-ui', import.meta.url))];
+  const packaged = join(PACKAGE_ROOT, 'dist', 'admin-ui');
+  // a checkout of the repository (sources beside the package): the admin-ui workspace's own build is the fresh one
+  const checkout = existsSync(join(PACKAGE_ROOT, 'src', 'index.ts')) ? [join(PACKAGE_ROOT, '..', 'admin-ui', 'dist')] : [];
+  const candidates = [...checkout, packaged];
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates[0]!;
 }
 

@@ -4,12 +4,21 @@ import { collectProblems, resolveStartup } from '../app/startup.ts';
 import { ConfigError } from '../app/validate.ts';
 import { type LoadedRoute, inspectRoutes } from '../routes/loader.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
-import { loadConfig } from './load-config.ts';
+import { type ModuleLoader, loadConfig } from './load-config.ts';
+import type { MercatoInstance } from '../app/app.ts';
 import type { CliIo, CliValues } from './main.ts';
 
 /** `mercato check`: validate the config, the environment and the public routes, then print what the app defines. */
 export async function runCheck(values: CliValues, io: CliIo): Promise<number> {
-  const { instance, configPath, projectDir } = await loadConfig(io.cwd, values.config);
+  const { instance, configPath, projectDir, loadModule, dispose } = await loadConfig(io.cwd, values.config);
+  try {
+    return await report(instance, configPath, projectDir, loadModule, io);
+  } finally {
+    dispose();
+  }
+}
+
+async function report(instance: MercatoInstance<any, any>, configPath: string, projectDir: string, loadModule: ModuleLoader, io: CliIo): Promise<number> {
   const env = { ...io.env };
   // check judges the config as `mercato dev` would run it unless NODE_ENV says production
   if (env.NODE_ENV !== 'production') applyDevDefaults(env, instance.config.shopify);
@@ -20,7 +29,7 @@ export async function runCheck(values: CliValues, io: CliIo): Promise<number> {
     },
   ]);
   // the routes/ folder, as `mercato dev` and `mercato start` would load it (a clash, a file without auth, ...)
-  const routes = await inspectRoutes(join(projectDir, 'routes'));
+  const routes = await inspectRoutes(join(projectDir, 'routes'), loadModule);
   problems.push(...routes.problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const c = instance.config;

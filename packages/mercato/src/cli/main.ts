@@ -1,117 +1,202 @@
-/** The `mercato` command line: dev, start, worker, migrate, check. */
-import { parseArgs } from 'node:util';
+/**
+ * The `mercato` command line (commander): init, dev, start, worker, migrate, check. Every command has its own
+ * `--help` with an example; an unknown command or option is a usage error (exit 2) that suggests the nearest one.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../app/validate.ts';
 import { RouteLoadError } from '../routes/loader.ts';
 import { MERCATO_VERSION } from '../version.ts';
 import { CliError } from './load-config.ts';
-import { runCheck } from './check.ts';
-import { runMigrate } from './migrate.ts';
-import { runServe } from './serve.ts';
-
-export const HELP = `mercato ${MERCATO_VERSION} — multi-tenant runtime for platform apps
-
-Usage: mercato <command> [options]
-
-Commands:
-  dev        HTTP server + worker + cron scheduler in one process, embedded database, admin preview (development)
-  start      HTTP server + cron scheduler (production; run workers separately)
-  worker     Claim and execute queued runs (--concurrency=N)
-  migrate    Apply database migrations and exit
-  check      Validate service.config.ts and print what it defines (non-zero exit on problems)
-
-Options:
-  --config <path>     Config file (default: ./service.config.ts)
-  --port <n>          HTTP port (default: PORT or 3000; 0 = any free port)
-  --concurrency <n>   Worker: maximum active runs (default: worker.concurrency from the config, else 5)
-  -h, --help          Show this help
-  -v, --version       Show the version
-
-Environment: see docs/environment.md (DATABASE_URL, PORT, PLATFORM_API_KEY, PLATFORM_API_SECRET, HOST,
-PLATFORM_APP_URL, PLATFORM_ORIGIN, ENCRYPTION_KEY, NODE_ENV, LOG_LEVEL, ...).
-`;
+import { UserCodeError } from './user-code.ts';
 
 export interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** True when `out` is a terminal (colours, clickable links). */
+  isTTY?: boolean;
 }
+
+/** The options of every command (each command declares the ones it takes). */
+export interface CliValues {
+  config?: string;
+  port?: number;
+  simPort?: number;
+  concurrency?: number;
+  quiet?: boolean;
+  logLevel?: string;
+  watch?: boolean;
+  force?: boolean;
+  mercato?: string;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const defaultIo = (): CliIo => ({
   out: (l) => process.stdout.write(`${l}\n`),
   err: (l) => process.stderr.write(`${l}\n`),
   cwd: process.cwd(),
   env: process.env,
+  isTTY: Boolean(process.stdout.isTTY),
 });
 
+/** A TCP port: 0 (any free port) to 65535. */
+export function parsePort(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new InvalidArgumentError(`must be a port number from 0 to 65535 (got "${raw}")`);
+  return Number(raw);
+}
+
+export function parsePositiveInt(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new InvalidArgumentError(`must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
+
+const configOption = () => new Option('-c, --config <path>', 'the config file (default: ./service.config.ts, .mts, .js or .mjs)');
+const portOption = () => new Option('-p, --port <n>', 'HTTP port (default: PORT or 3000; 0 = any free port)').argParser(parsePort);
+const logLevelOption = () => new Option('--log-level <level>', 'log level (default: LOG_LEVEL or info)').choices(LOG_LEVELS);
+
+/** Builds the command tree. `run` receives the command name and its options; it resolves to the exit code. */
+export function buildProgram(io: CliIo, run: (command: string, values: CliValues, args: string[]) => Promise<number>): Command {
+  const program = new Command('mercato');
+  let exitCode = 0;
+  program
+    .description('Multi-tenant runtime for commerce platform apps: durable flows, crons, webhooks, providers, MCP and an admin UI.')
+    .version(MERCATO_VERSION, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help for a command')
+    .showHelpAfterError('(run with --help for usage)')
+    .showSuggestionAfterError(true)
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+    .exitOverride()
+    .addHelpText('after', '\nDocs: docs/cli.md and docs/getting-started.md. Environment: docs/environment.md.\nExample:\n  $ npx mercato init my-app && cd my-app && npm install && npm run dev');
+  const action = (name: string) =>
+    async function (this: Command, ...args: unknown[]) {
+      exitCode = await run(name, this.opts<CliValues>(), args.filter((a): a is string => typeof a === 'string'));
+    };
+
+  program
+    .command('init')
+    .description('create a new Mercato app in <dir> (refuses a non-empty directory unless --force)')
+    .argument('<dir>', 'the directory to create (use . for the current one)')
+    .option('-f, --force', 'write into a non-empty directory (files of the template are replaced, others kept)')
+    .option('--mercato <spec>', 'the version spec of the mercato dependency in package.json (default: ^' + MERCATO_VERSION + ')')
+    .addHelpText('after', '\nExample:\n  $ npx mercato init my-app\n  $ cd my-app && npm install && npm run dev')
+    .action(action('init'));
+
+  program
+    .command('dev')
+    .description('development: HTTP server, worker and cron scheduler in one process, embedded database, platform simulator, admin preview; reloads on change')
+    .addOption(configOption())
+    .addOption(portOption())
+    .addOption(new Option('--sim-port <n>', 'port of the platform simulator (default: MERCATO_SIM_PORT or 3001; any free port when --port is 0)').argParser(parsePort))
+    .option('-q, --quiet', 'do not print a line per run, retry, webhook, cron tick and MCP call')
+    .option('--no-watch', 'do not reload when the config or a file of the app changes')
+    .addOption(logLevelOption())
+    .addHelpText('after', '\nExamples:\n  $ npx mercato dev\n  $ npx mercato dev --port 4000 --sim-port 4001 --quiet')
+    .action(action('dev'));
+
+  program
+    .command('start')
+    .description('production: HTTP server and cron scheduler (run workers with `mercato worker`); JSON log lines')
+    .addOption(configOption())
+    .addOption(portOption())
+    .addOption(logLevelOption())
+    .addHelpText('after', '\nExample:\n  $ DATABASE_URL=postgres://… ENCRYPTION_KEY=… NODE_ENV=production npx mercato start --port 8080')
+    .action(action('start'));
+
+  program
+    .command('worker')
+    .description('claim and execute queued runs; run as many as you like; JSON log lines')
+    .addOption(configOption())
+    .addOption(new Option('--concurrency <n>', 'maximum active runs (default: worker.concurrency from the config, else 5)').argParser(parsePositiveInt))
+    .addOption(logLevelOption())
+    .addHelpText('after', '\nExample:\n  $ DATABASE_URL=postgres://… npx mercato worker --concurrency 20')
+    .action(action('worker'));
+
+  program
+    .command('migrate')
+    .description('apply database migrations and exit (start-up applies them too)')
+    .addOption(configOption())
+    .addHelpText('after', '\nExample:\n  $ DATABASE_URL=postgres://… npx mercato migrate')
+    .action(action('migrate'));
+
+  program
+    .command('check')
+    .description('validate the config, the environment and routes/, and print what the app defines (exit 1 listing every problem)')
+    .addOption(configOption())
+    .addHelpText('after', '\nExample:\n  $ npx mercato check')
+    .action(action('check'));
+
+  // every subcommand reports its errors like the program does (suggestions, usage hint, exit 2)
+  for (const command of program.commands) {
+    command
+      .showHelpAfterError(`(run mercato ${command.name()} --help for usage)`)
+      .showSuggestionAfterError(true)
+      .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+      .exitOverride();
+  }
+  Object.defineProperty(program, 'exitCodeOfAction', { get: () => exitCode });
+  return program;
+}
+
 export async function main(argv: string[], io: CliIo = defaultIo()): Promise<number> {
-  let parsed: ReturnType<typeof parse>;
-  try {
-    parsed = parse(argv);
-  } catch (error) {
-    io.err(`mercato: ${(error as Error).message}\n\n${HELP}`);
+  let command = '';
+  const program = buildProgram(io, async (name, values, args) => {
+    command = name;
+    return runCommand(name, values, args, io);
+  });
+  if (argv.length === 0) {
+    io.err(program.helpInformation().replace(/\n$/, ''));
     return 2;
   }
-  const { values, positionals } = parsed;
-  if (values.version) {
-    io.out(MERCATO_VERSION);
-    return 0;
-  }
-  const command = positionals[0];
-  if (values.help || !command) {
-    io.out(HELP);
-    return command || values.help ? 0 : 2;
-  }
   try {
-    switch (command) {
-      case 'dev':
-      case 'start':
-      case 'worker':
-        return await runServe(command, values, io);
-      case 'migrate':
-        return await runMigrate(values, io);
-      case 'check':
-        return await runCheck(values, io);
-      default:
-        io.err(`mercato: unknown command "${command}"\n\n${HELP}`);
-        return 2;
-    }
+    await program.parseAsync(argv, { from: 'user' });
+    return (program as unknown as { exitCodeOfAction: number }).exitCodeOfAction;
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof CliError || error instanceof RouteLoadError) {
-      io.err(`mercato ${command}: ${error.message}`);
-      return error instanceof CliError ? error.exitCode : 1;
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0;
+      return 2;
     }
-    io.err(`mercato ${command}: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+    return reportError(command, error, io);
+  }
+}
+
+async function runCommand(name: string, values: CliValues, args: string[], io: CliIo): Promise<number> {
+  switch (name) {
+    case 'init': {
+      const { runInit } = await import('./init.ts');
+      return runInit({ dir: args[0]!, cwd: io.cwd, force: values.force, mercatoSpec: values.mercato, out: io.out, err: io.err });
+    }
+    case 'dev':
+    case 'start':
+    case 'worker': {
+      const { runServe } = await import('./serve.ts');
+      return runServe(name, values, io);
+    }
+    case 'migrate': {
+      const { runMigrate } = await import('./migrate.ts');
+      return runMigrate(values, io);
+    }
+    case 'check': {
+      const { runCheck } = await import('./check.ts');
+      return runCheck(values, io);
+    }
+    default:
+      throw new CliError(`unknown command "${name}"`, 2);
+  }
+}
+
+/** The one place a command's failure becomes text: known errors as their message, user-code errors with a code frame. */
+export function reportError(command: string, error: unknown, io: CliIo): number {
+  const prefix = command ? `mercato ${command}` : 'mercato';
+  if (error instanceof UserCodeError) {
+    io.err(`${prefix}: ${error.message}`);
     return 1;
   }
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      config: { type: 'string' },
-      port: { type: 'string' },
-      concurrency: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-  });
-}
-
-export type CliValues = ReturnType<typeof parse>['values'];
-
-/** A TCP port: 0 (any free port) to 65535. */
-export function parsePort(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) > 65535) throw new CliError(`--port must be a port number from 0 to 65535 (got "${raw}")`, 2);
-  return Number(raw);
-}
-
-export function parsePositiveInt(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new CliError(`--${name} must be a positive integer (got "${raw}")`, 2);
-  return Number(raw);
+  if (error instanceof ConfigError || error instanceof CliError || error instanceof RouteLoadError) {
+    io.err(`${prefix}: ${error.message}`);
+    return error instanceof CliError ? error.exitCode : 1;
+  }
+  io.err(`${prefix}: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
+  return 1;
 }

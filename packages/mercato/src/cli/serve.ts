@@ -1,82 +1,246 @@
-import { createRuntime } from '../runtime.ts';
+/**
+ * `mercato dev`, `mercato start` and `mercato worker`: run until SIGINT/SIGTERM.
+ *
+ * `dev` keeps one database, one platform simulator and one HTTP server for the whole session, and reloads the app on
+ * every change of its files (src/cli/dev-reload.ts): each version of the app is a "generation" (a runtime, its HTTP
+ * app, worker and cron scheduler on the shared database) and the server answers with the newest good one.
+ */
+import { Hono } from 'hono';
+import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
-import { serve } from '../serve.ts';
-import { startWorker } from '../worker/index.ts';
+import { buildApp, serve } from '../serve.ts';
+import { startWorker, type Worker } from '../worker/index.ts';
 import { startCronScheduler } from '../crons/index.ts';
-import { startDevPlatform } from '../dev/simulator.ts';
+import { DEFAULT_SIM_PORT, type DevPlatform, SimulatorPortError, startDevPlatform } from '../dev/simulator.ts';
 import { installationDirectory } from '../platform/directory.ts';
+import { prepareRoutes } from '../routes/index.ts';
+import { startHttpServer, type StartedHttpServer } from '../http/server.ts';
+import { type Database, openDatabase } from '../db/engine.ts';
+import { migrate } from '../db/migrate.ts';
+import { createLogger, type Logger } from '../logger.ts';
+import { loadRuntimeEnv } from '../app/env.ts';
 import { redactUrl } from './migrate.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
-import { loadConfig } from './load-config.ts';
-import { type CliIo, type CliValues, parsePort, parsePositiveInt } from './main.ts';
+import { CliError, type LoadedConfig, loadConfig } from './load-config.ts';
+import { type CliIo, type CliValues, reportError } from './main.ts';
+import { attachTerminal } from './terminal.ts';
+import { watchProject } from './dev-watch.ts';
 
-/** `mercato dev`, `mercato start` and `mercato worker`: run until SIGINT/SIGTERM. */
+/** How long a reload lets the old version's runs finish before handing them back to the new version. */
+export const RELOAD_GRACE_MS = 5_000;
+
 export async function runServe(command: 'dev' | 'start' | 'worker', values: CliValues, io: CliIo): Promise<number> {
   const env = io.env;
   if (command === 'dev') env.NODE_ENV ??= 'development';
-  const port = parsePort(values.port);
-  if (port !== undefined) env.PORT = String(port);
-  const concurrency = parsePositiveInt('concurrency', values.concurrency);
-  const { instance, projectDir } = await loadConfig(io.cwd, values.config);
-  if (command === 'dev') {
-    const filled = applyDevDefaults(env, instance.config.shopify);
-    if (filled.length > 0) io.out(`mercato dev: using development values for ${filled.join(', ')} (see docs/environment.md)`);
-  }
-  // mercato dev: the platform simulator, unless PLATFORM_ORIGIN is set (it sets PLATFORM_ORIGIN before the runtime reads it)
-  const devPlatform = command === 'dev' ? await startDevPlatform(env) : undefined;
-  const runtime = await createRuntime({ instance, projectDir, mode: command, env }).catch(async (error) => {
-    await devPlatform?.close();
+  if (values.port !== undefined) env.PORT = String(values.port);
+  if (values.logLevel !== undefined) env.LOG_LEVEL = values.logLevel;
+  if (command === 'dev') return runDev(values, io);
+
+  const loaded = await loadConfig(io.cwd, values.config);
+  const runtime = await createRuntime({ instance: loaded.instance, projectDir: loaded.projectDir, mode: command, env, loadModule: loaded.loadModule }).catch((error) => {
+    loaded.dispose();
     throw error;
   });
-  if (devPlatform) runtime.onClose(() => devPlatform.close());
+  runtime.onClose(() => loaded.dispose());
+  const detach = attachTerminal(runtime, { format: 'json' });
+  runtime.onClose(detach);
   const stop = waitForStopSignal();
   try {
-    const db = runtime.env.databaseUrl ? `PostgreSQL ${redactUrl(runtime.env.databaseUrl)}` : `embedded PGlite at ${runtime.env.dataDir}`;
+    const db = describeDb(runtime);
     if (command === 'worker') {
-      const effective = concurrency ?? runtime.config.worker.concurrency;
+      const effective = values.concurrency ?? runtime.config.worker.concurrency;
       const worker = await startWorker(runtime, { concurrency: effective });
       io.out(`mercato worker ${runtime.version} (${worker.id}): database ${db}; concurrency ${effective}`);
     } else {
-      const preview = command === 'dev' && !runtime.env.production;
-      const server = await serve(runtime, { port: runtime.env.port, hostname: runtime.env.bindAddress, preview, previewShops: devPlatform?.shops });
-      devPlatform?.attach(runtime.platform, server.url, runtime.config.functions);
-      const base = `http://localhost:${server.port}`;
-      if (command === 'dev') await startWorker(runtime, { concurrency });
-      // The cron scheduler runs in dev and start (any number of replicas: each tick fires once), never in worker.
+      const server = await serve(runtime, { port: runtime.env.port, hostname: runtime.env.bindAddress, preview: false });
       startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
-      const lines = [
-        `mercato ${command} ${runtime.version} — listening on ${base}`,
-        `  database:      ${db}`,
-        `  apps:          ${runtime.platform.apps.map((a) => a.handle).join(', ')}`,
-        `  admin API:     ${base}/api (session token required)`,
-        `  admin UI:      ${base}/`,
-        `  health:        ${base}/healthz`,
-      ];
-      lines.push(`  crons:         ${runtime.config.crons.length} (scheduler in this process)`);
-      lines.push(
-        devPlatform
-          ? `  platform:      simulator at ${devPlatform.url} (shops ${devPlatform.shops().join(', ')}; webhooks → ${server.url}/webhooks)`
-          : `  platform:      ${runtime.env.platformOrigin ?? 'https://<shop> (each shop on its own domain)'}`,
+      const base = `http://localhost:${server.port}`;
+      io.out(
+        [
+          `mercato start ${runtime.version} — listening on ${base}`,
+          `  admin UI:      ${base}/`,
+          `  admin API:     ${base}/api (session token required)`,
+          `  health:        ${base}/healthz`,
+          `  database:      ${db}`,
+          `  apps:          ${runtime.platform.apps.map((a) => a.handle).join(', ')}`,
+          `  crons:         ${runtime.config.crons.length} (scheduler in this process)`,
+          `  platform:      ${runtime.env.platformOrigin ?? 'https://<shop> (each shop on its own domain)'}`,
+        ].join('\n'),
       );
-      if (command === 'dev') lines.push('  worker:        in-process', preview ? `  admin preview: ${base}${PREVIEW_PREFIX}/  (development only)` : '  admin preview: disabled (NODE_ENV=production)');
-      io.out(lines.join('\n'));
     }
-    const signal = await stop;
+    const signal = await stop.promise;
     io.out(`mercato ${command}: ${signal} received, shutting down…`);
   } finally {
+    stop.dispose();
     await runtime.close();
   }
   return 0;
 }
 
-function waitForStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
+const describeDb = (runtime: Pick<Runtime, 'env'>) =>
+  runtime.env.databaseUrl ? `PostgreSQL ${redactUrl(runtime.env.databaseUrl)}` : `embedded PGlite at ${runtime.env.dataDir}`;
+
+/** One version of the app in `mercato dev`. */
+interface Generation {
+  loaded: LoadedConfig;
+  runtime: Runtime;
+  app: Hono<any>;
+  worker?: Worker;
+  detachTerminal: () => void;
+}
+
+async function runDev(values: CliValues, io: CliIo): Promise<number> {
+  const env = io.env;
+  const started = Date.now();
+  let loaded = await loadConfig(io.cwd, values.config);
+  const filled = applyDevDefaults(env, loaded.instance.config.shopify);
+  // the environment is read once for the session (the database, the ports); the config may change, the env does not
+  let sessionEnv;
+  try {
+    sessionEnv = loadRuntimeEnv(env, { projectDir: loaded.projectDir, mode: 'dev' });
+  } catch (error) {
+    loaded.dispose();
+    throw error;
+  }
+  const simPort = values.simPort ?? (env.MERCATO_SIM_PORT ? Number(env.MERCATO_SIM_PORT) : values.port === 0 ? 0 : DEFAULT_SIM_PORT);
+  if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535) throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
+  let devPlatform: DevPlatform | undefined;
+  try {
+    devPlatform = await startDevPlatform(env, { port: simPort });
+  } catch (error) {
+    loaded.dispose();
+    if (error instanceof SimulatorPortError) throw new CliError(error.message);
+    throw error;
+  }
+  const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
+  const db: Database = await openDatabase(sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir });
+  const cleanups: Array<() => Promise<void> | void> = [async () => devPlatform?.close(), () => db.close()];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((error) => logger.error({ err: error }, 'error while stopping'));
+  };
+  const stop = waitForStopSignal();
+  let server: StartedHttpServer | undefined;
+  let current: Generation | undefined;
+  const preview = !sessionEnv.production;
+  try {
+    await migrate(db);
+    const shell = { fetch: (request: Request, bindings: unknown) => (current ? current.app.fetch(request, bindings) : new Response('starting', { status: 503 })) };
+    server = await startHttpServer(shell, { port: sessionEnv.port, hostname: sessionEnv.bindAddress });
+    cleanups.push(() => server!.close());
+    const base = `http://localhost:${server.port}`;
+    const quiet = Boolean(values.quiet);
+
+    const retiring = new Set<Promise<void>>();
+    /** Builds a version of the app; throws (and leaves nothing running) when it is not good. */
+    const startGeneration = async (next: LoadedConfig): Promise<Generation> => {
+      const runtime = await createRuntime({ instance: next.instance, projectDir: next.projectDir, mode: 'dev', env, db, logger, migrate: false, loadModule: next.loadModule, plaintextWarning: false });
+      try {
+        const routes = await prepareRoutes(runtime, installationDirectory(runtime.db));
+        const app = buildApp(runtime, { preview, previewShops: devPlatform?.shops, mountRoutes: routes.mount });
+        const detachTerminal = attachTerminal(runtime, { format: 'pretty', quiet, out: io.out, adminUrl: base, previewLinks: preview, color: io.isTTY, level: sessionEnv.logLevel });
+        devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
+        const worker = await startWorker(runtime);
+        startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
+        return { loaded: next, runtime, app, worker, detachTerminal };
+      } catch (error) {
+        await runtime.close();
+        throw error;
+      }
     };
+    /**
+     * The old version stops after the new one took over: runs in flight get RELOAD_GRACE_MS to finish on the code they
+     * started with; the rest are handed back and resume on the new code from their last completed step.
+     */
+    const retire = (old: Generation) => {
+      const done = (async () => {
+        await old.worker?.stop({ graceMs: RELOAD_GRACE_MS });
+        old.detachTerminal();
+        await old.runtime.close();
+        old.loaded.dispose();
+      })().catch((error) => logger.error({ err: error }, 'error while stopping the previous version'));
+      retiring.add(done);
+      void done.finally(() => retiring.delete(done));
+      return done;
+    };
+
+    try {
+      current = await startGeneration(loaded);
+    } catch (error) {
+      loaded.dispose();
+      throw error;
+    }
+    cleanups.push(async () => {
+      if (current) await retire(current);
+      await Promise.all(retiring);
+    });
+    const runtime = current.runtime;
+    const lines = [
+      `mercato dev ${runtime.version} — listening on ${base} (ready in ${Date.now() - started} ms)`,
+      `  admin UI:      ${base}/`,
+      preview ? `  admin preview: ${base}${PREVIEW_PREFIX}/  (pick a shop; development only)` : '  admin preview: disabled (NODE_ENV=production)',
+      `  admin API:     ${base}/api (session token required)`,
+      `  routes:        ${base}/routes/…`,
+      `  MCP:           ${base}/mcp`,
+      `  health:        ${base}/healthz`,
+      devPlatform
+        ? `  platform:      simulator at ${devPlatform.url} (shops ${devPlatform.shops().join(', ')}; webhooks → ${server.url}/webhooks)`
+        : `  platform:      ${sessionEnv.platformOrigin ?? 'https://<shop>'}`,
+      `  database:      ${describeDb({ env: sessionEnv } as Pick<Runtime, 'env'>)}`,
+      `  apps:          ${runtime.platform.apps.map((a) => a.handle).join(', ')}`,
+      `  worker:        in-process; crons: ${runtime.config.crons.length}`,
+    ];
+    io.out(lines.join('\n'));
+    if (filled.length > 0) io.out(`note: using development values for ${filled.join(', ')} (see docs/environment.md)`);
+    if (!sessionEnv.encryptionKey) io.out('note: ENCRYPTION_KEY is not set: provider secrets are stored unencrypted (development only; see docs/secrets.md)');
+    if (values.watch !== false) {
+      io.out(`watching ${loaded.projectDir} for changes (Ctrl-C to stop)`);
+      const watcher = watchProject(loaded.projectDir, async (changed) => {
+        const t = Date.now();
+        let next: LoadedConfig;
+        try {
+          next = await loadConfig(io.cwd, values.config);
+        } catch (error) {
+          reportError('dev', error, io);
+          io.err('mercato dev: the last good version keeps serving; fix the file and save it again');
+          return;
+        }
+        try {
+          const previous = current;
+          current = await startGeneration(next);
+          loaded = next;
+          if (previous) void retire(previous);
+        } catch (error) {
+          next.dispose();
+          reportError('dev', error, io);
+          io.err('mercato dev: the last good version keeps serving; fix the file and save it again');
+          return;
+        }
+        io.out(`↻ reloaded in ${Date.now() - t} ms (${changed.slice(0, 3).join(', ')}${changed.length > 3 ? `, +${changed.length - 3} more` : ''})`);
+      });
+      cleanups.push(() => watcher.close());
+      await watcher.ready;
+    }
+    const signal = await stop.promise;
+    io.out(`mercato dev: ${signal} received, shutting down…`);
+  } finally {
+    stop.dispose();
+    await cleanup();
+  }
+  return 0;
+}
+
+function waitForStopSignal(): { promise: Promise<NodeJS.Signals>; dispose(): void } {
+  let onSignal!: (signal: NodeJS.Signals) => void;
+  const promise = new Promise<NodeJS.Signals>((resolve) => {
+    onSignal = (signal: NodeJS.Signals) => resolve(signal);
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
+  return {
+    promise,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }

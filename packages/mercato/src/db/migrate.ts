@@ -5,12 +5,12 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Database } from './engine.ts';
+import { PACKAGE_ROOT } from '../package-root.ts';
 
-export const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+export const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'migrations');
 /** Arbitrary constant: the advisory lock key of Mercato migrations. */
 const MIGRATION_LOCK_KEY = 7_264_331_901;
 

@@ -1,6 +1,6 @@
 /**
  * The platform of `mercato dev`: unless PLATFORM_ORIGIN is set, the platform simulator (packages/platform-sim) starts
- * on a free port with the two demo shops, PLATFORM_ORIGIN points at it, it learns the apps' keys and secrets and
+ * on a fixed port (DEFAULT_SIM_PORT, `--sim-port`, MERCATO_SIM_PORT; its URLs stay valid across restarts) with the two demo shops, PLATFORM_ORIGIN points at it, it learns the apps' keys and secrets and
  * their function handles (as if deployed), and it delivers webhooks to this server. The admin preview lists its shops.
  * See docs/platform.md and docs/functions.md.
  */
@@ -19,11 +19,28 @@ export interface DevPlatform {
   close(): Promise<void>;
 }
 
+/** The simulator's port in `mercato dev` unless `--sim-port` or MERCATO_SIM_PORT says otherwise. */
+export const DEFAULT_SIM_PORT = 3001;
+
+export class SimulatorPortError extends Error {
+  constructor(readonly port: number) {
+    super(`the platform simulator cannot listen on port ${port}: it is in use (another mercato dev?). Stop that process, or pick another port with --sim-port <n> or MERCATO_SIM_PORT`);
+    this.name = 'SimulatorPortError';
+  }
+}
+
 /** Starts the simulator and sets `env.PLATFORM_ORIGIN`; undefined when the user set PLATFORM_ORIGIN (or in production). */
-export async function startDevPlatform(env: NodeJS.ProcessEnv): Promise<DevPlatform | undefined> {
+export async function startDevPlatform(env: NodeJS.ProcessEnv, options: { port?: number } = {}): Promise<DevPlatform | undefined> {
   if (env.PLATFORM_ORIGIN?.trim() || env.NODE_ENV === 'production') return undefined;
   const { start } = await import('platform-sim');
-  const sim: PlatformSim = await start({ port: 0, hostname: '127.0.0.1', shops: DEV_SHOPS });
+  const port = options.port ?? DEFAULT_SIM_PORT;
+  let sim: PlatformSim;
+  try {
+    sim = await start({ port, hostname: '127.0.0.1', shops: DEV_SHOPS });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new SimulatorPortError(port);
+    throw error;
+  }
   env.PLATFORM_ORIGIN = sim.url;
   return {
     url: sim.url,

@@ -32,7 +32,7 @@ export function routesDeps(runtime: Runtime, installations: InstallationLookup):
 
 /** Loads `<projectDir>/routes` (fails start-up on a problem) and returns a function that mounts them. */
 export async function prepareRoutes(runtime: Runtime, installations: InstallationLookup): Promise<{ routes: LoadedRoute[]; mount(app: Hono<any>): void }> {
-  const routes = await loadRoutes(join(runtime.projectDir, 'routes'));
+  const routes = await loadRoutes(join(runtime.projectDir, 'routes'), runtime.loadModule);
   const deps = routesDeps(runtime, installations);
   return { routes, mount: (app) => mountRoutes(app, routes, deps) };
 }

@@ -108,13 +108,17 @@ export function compareRoutePaths(a: string, b: string): number {
   return sa.length - sb.length;
 }
 
+/** Imports a route file; the CLI passes one that imports it from the app's bundle (src/cli/load-config.ts). */
+export type RouteModuleLoader = (file: string) => Promise<Record<string, any>>;
+const importModule: RouteModuleLoader = (file) => import(pathToFileURL(file).href);
+
 /** Imports every route file and checks its shape, collecting every problem. A default export (defineRoute) or named exports are accepted. */
-export async function inspectRoutes(routesDir: string): Promise<{ routes: LoadedRoute[]; problems: string[] }> {
+export async function inspectRoutes(routesDir: string, loadModule: RouteModuleLoader = importModule): Promise<{ routes: LoadedRoute[]; problems: string[] }> {
   const { routes: files, problems } = scanRouteFiles(routesDir);
   const loaded: LoadedRoute[] = [];
   for (const route of files) {
     const name = fileName(routesDir, route.file);
-    const mod = await import(pathToFileURL(route.file).href);
+    const mod = await loadModule(route.file);
     const definition = (mod.default && typeof mod.default === 'object' ? mod.default : mod) as RouteDefinition;
     if (definition.auth === undefined) {
       problems.push(`${name}: declares no auth; export auth = 'none' or an auth function (every route must choose)`);
@@ -133,8 +137,8 @@ export async function inspectRoutes(routesDir: string): Promise<{ routes: Loaded
 }
 
 /** inspectRoutes, failing start-up with one RouteLoadError that lists every problem. */
-export async function loadRoutes(routesDir: string): Promise<LoadedRoute[]> {
-  const { routes, problems } = await inspectRoutes(routesDir);
+export async function loadRoutes(routesDir: string, loadModule: RouteModuleLoader = importModule): Promise<LoadedRoute[]> {
+  const { routes, problems } = await inspectRoutes(routesDir, loadModule);
   if (problems.length > 0) throw invalid(problems);
   return routes;
 }

@@ -16,6 +16,8 @@ export interface CreateSecretsOptions {
   /** NODE_ENV=production: a key is then required. */
   production: boolean;
   logger: Logger;
+  /** Log PLAINTEXT_WARNING when there is no key (default true). */
+  warnPlaintext?: boolean;
 }
 
 /** What createSecrets returns: Secrets plus the rotation helpers. */
@@ -98,7 +100,7 @@ export function createSecrets(options: CreateSecretsOptions): RotatingSecrets {
     if (options.production) {
       throw new SecretError('ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes) and keep it across deployments');
     }
-    options.logger.warn(PLAINTEXT_WARNING);
+    if (options.warnPlaintext !== false) options.logger.warn(PLAINTEXT_WARNING);
   }
   const keys = current ? [current, ...previous] : previous;
 

@@ -85,14 +85,14 @@ export class Worker {
     this.loopDone = this.loop();
   }
 
-  /** Stop claiming; let active runs finish within leaseDurationMs; hand the rest back for another worker. */
-  async stop(): Promise<{ finished: number; released: number }> {
+  /** Stop claiming; let active runs finish within `graceMs` (default leaseDurationMs); hand the rest back for another worker. */
+  async stop(options: { graceMs?: number } = {}): Promise<{ finished: number; released: number }> {
     if (!this.loopDone) return { finished: 0, released: 0 };
     this.stopping = true;
     this.signal();
     await this.loopDone;
     const before = this.active.size;
-    const deadline = this.options.config.leaseDurationMs;
+    const deadline = options.graceMs ?? this.options.config.leaseDurationMs;
     await Promise.race([Promise.all([...this.active.values()].map((r) => r.done)), sleep(deadline)]);
     const leftovers = new Map([...this.active.values()].map((r) => [r.runId, r.leaseToken]));
     for (const r of this.active.values()) r.interrupt('worker-stopping');

@@ -23,7 +23,7 @@ function tmp() {
 }
 
 function baseEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(tmp(), 'db'), ...extra };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(tmp(), 'db'), MERCATO_SIM_PORT: '0', ...extra };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return env;
 }
@@ -71,9 +71,9 @@ describe('mercato CLI', () => {
     const help = run(['--help'], MINIMAL);
     expect(help.code).toBe(0);
     for (const cmd of ['dev', 'start', 'worker', 'migrate', 'check']) expect(help.out).toContain(`  ${cmd} `);
-    expect(run(['deploy'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('unknown command "deploy"') });
+    expect(run(['deploy'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining("unknown command 'deploy'") });
     expect(run(['check', '--bogus'], MINIMAL).code).toBe(2);
-    expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('--concurrency must be a positive integer') });
+    expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('must be a positive integer') });
   });
 
   it('check validates and summarises a valid config', () => {

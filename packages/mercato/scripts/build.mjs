@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * Builds the installable `mercato` package into dist/:
+ *   dist/index.js, dist/testing.js, dist/cli.js   ESM bundles (npm dependencies stay external; the platform simulator
+ *                                                  of `mercato dev` is bundled in, it is not published on its own)
+ *   dist/types/                                    type declarations (tsc), with `.js` import specifiers
+ *   dist/admin-ui/                                 the built admin UI (packages/admin-ui), served at `/`
+ * Options: --js (JavaScript only: what the CLI needs to run; used by `npm start` and the test set-up),
+ *          --if-stale (skip when dist/ is newer than every source file), --quiet.
+ */
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { build } from 'esbuild';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const jsOnly = args.has('--js');
+const quiet = args.has('--quiet');
+const say = (line) => quiet || process.stdout.write(`${line}\n`);
+const dist = join(root, 'dist');
+const adminUiRoot = join(root, '..', 'admin-ui');
+const simRoot = join(root, '..', 'platform-sim');
+
+function newestMtime(dir) {
+  if (!existsSync(dir)) return 0;
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist') continue;
+    const full = join(dir, name);
+    const st = statSync(full);
+    newest = Math.max(newest, st.isDirectory() ? newestMtime(full) : st.mtimeMs);
+  }
+  return newest;
+}
+
+const stamp = join(dist, '.build-stamp');
+if (args.has('--if-stale') && existsSync(stamp)) {
+  const built = statSync(stamp).mtimeMs;
+  const sources = Math.max(newestMtime(join(root, 'src')), newestMtime(join(simRoot, 'src')), statSync(join(root, 'package.json')).mtimeMs);
+  const wantTypes = !jsOnly && !existsSync(join(dist, 'types', 'index.d.ts'));
+  if (sources < built && !wantTypes && existsSync(join(dist, 'cli.js'))) process.exit(0);
+}
+
+const started = Date.now();
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+mkdirSync(dist, { recursive: true });
+// a JavaScript-only build keeps the declarations of the last full build
+for (const name of readdirSync(dist)) if (!(jsOnly && name === 'types')) rmSync(join(dist, name), { recursive: true, force: true });
+
+await build({
+  absWorkingDir: root,
+  entryPoints: { index: 'src/index.ts', testing: 'src/db/testing.ts', cli: 'src/cli/main.ts' },
+  outdir: 'dist',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  // npm dependencies stay imports (installed beside the package); vitest is only needed by mercato/testing
+  external: [...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {}), 'vitest'],
+  logLevel: 'warning',
+});
+say(`mercato build: JavaScript bundles in dist/ (${Date.now() - started} ms)`);
+
+if (!jsOnly) {
+  const t = Date.now();
+  const tsc = spawnSync(process.execPath, [join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+  // declarations keep the sources' `.ts` specifiers: point them at the `.d.ts` files' JavaScript names
+  const rewrite = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) rewrite(full);
+      else if (name.endsWith('.d.ts')) {
+        const text = readFileSync(full, 'utf8');
+        const next = text.replace(/((?:from\s+|import\()\s*['"])(\.{1,2}\/[^'"]*?)\.ts(['"])/g, '$1$2.js$3');
+        if (next !== text) writeFileSync(full, next);
+      }
+    }
+  };
+  rewrite(join(dist, 'types'));
+  say(`mercato build: type declarations in dist/types/ (${Date.now() - t} ms)`);
+}
+
+// the admin UI: build it when it is missing, then ship a copy inside the package
+if (existsSync(join(adminUiRoot, 'package.json'))) {
+  if (!existsSync(join(adminUiRoot, 'dist', 'index.html')) || newestMtime(join(adminUiRoot, 'src')) > statSync(join(adminUiRoot, 'dist', 'index.html')).mtimeMs) {
+    const t = Date.now();
+    const vite = spawnSync('npm', ['run', 'build', '--silent', '-w', 'packages/admin-ui'], { cwd: join(root, '..', '..'), stdio: quiet ? 'ignore' : 'inherit' });
+    if (vite.status !== 0) process.exit(vite.status ?? 1);
+    say(`mercato build: admin UI built (${Date.now() - t} ms)`);
+  }
+  cpSync(join(adminUiRoot, 'dist'), join(dist, 'admin-ui'), { recursive: true });
+}
+writeFileSync(stamp, `${new Date().toISOString()}\n`);
+say(`mercato build: done in ${Date.now() - started} ms`);
