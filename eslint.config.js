@@ -4,7 +4,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '**/.mercato/**', 'scratch/**', 'packages/mercato/migrations/**', 'test-artifacts/**'] },
+  { ignores: ['**/node_modules/**', '**/dist/**', '**/.dist-*/**', '**/.mercato/**', 'scratch/**', 'packages/mercato/migrations/**', 'test-artifacts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,7 @@
  * Options: --js (JavaScript only: what the CLI needs to run; used by `npm start` and the test set-up),
  *          --if-stale (skip when dist/ is newer than every source file), --quiet.
  */
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -45,14 +45,17 @@ if (args.has('--if-stale') && existsSync(stamp)) {
 
 const started = Date.now();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-mkdirSync(dist, { recursive: true });
+// built beside dist/ and swapped in at the end, so a process running the CLI from dist/ meanwhile keeps working
+const out = join(root, `.dist-build-${process.pid}`);
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 // a JavaScript-only build keeps the declarations of the last full build
-for (const name of readdirSync(dist)) if (!(jsOnly && name === 'types')) rmSync(join(dist, name), { recursive: true, force: true });
+if (jsOnly && existsSync(join(dist, 'types'))) cpSync(join(dist, 'types'), join(out, 'types'), { recursive: true });
 
 await build({
   absWorkingDir: root,
   entryPoints: { index: 'src/index.ts', testing: 'src/db/testing.ts', cli: 'src/cli/main.ts' },
-  outdir: 'dist',
+  outdir: out,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -68,7 +71,7 @@ say(`mercato build: JavaScript bundles in dist/ (${Date.now() - started} ms)`);
 
 if (!jsOnly) {
   const t = Date.now();
-  const tsc = spawnSync(process.execPath, [join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  const tsc = spawnSync(process.execPath, [join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(out, 'types')], { stdio: 'inherit' });
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
   // declarations keep the sources' `.ts` specifiers: point them at the `.d.ts` files' JavaScript names
   const rewrite = (dir) => {
@@ -82,7 +85,7 @@ if (!jsOnly) {
       }
     }
   };
-  rewrite(join(dist, 'types'));
+  rewrite(join(out, 'types'));
   say(`mercato build: type declarations in dist/types/ (${Date.now() - t} ms)`);
 }
 
@@ -94,7 +97,11 @@ if (existsSync(join(adminUiRoot, 'package.json'))) {
     if (vite.status !== 0) process.exit(vite.status ?? 1);
     say(`mercato build: admin UI built (${Date.now() - t} ms)`);
   }
-  cpSync(join(adminUiRoot, 'dist'), join(dist, 'admin-ui'), { recursive: true });
+  cpSync(join(adminUiRoot, 'dist'), join(out, 'admin-ui'), { recursive: true });
 }
-writeFileSync(stamp, `${new Date().toISOString()}\n`);
+writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
+const old = join(root, `.dist-old-${process.pid}`);
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(out, dist);
+rmSync(old, { recursive: true, force: true });
 say(`mercato build: done in ${Date.now() - started} ms`);
