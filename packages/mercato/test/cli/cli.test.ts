@@ -76,6 +76,75 @@ describe('mercato CLI', () => {
     expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('must be a positive integer') });
   });
 
+  it('each command has its own --help with its options and an example; typos get the nearest command or option', () => {
+    for (const [cmd, options] of [
+      ['dev', ['--port', '--sim-port', '--quiet', '--no-watch', '--log-level', '--config']],
+      ['start', ['--port', '--log-level', '--config']],
+      ['worker', ['--concurrency', '--log-level', '--config']],
+      ['migrate', ['--config']],
+      ['check', ['--config']],
+      ['init', ['--force', '--mercato', '<dir>']],
+    ] as const) {
+      const r = run([cmd, '--help'], MINIMAL);
+      expect(r.code, cmd).toBe(0);
+      expect(r.out, cmd).toContain(`Usage: mercato ${cmd}`);
+      for (const o of options) expect(r.out, `${cmd} ${o}`).toContain(o);
+      expect(r.out, cmd).toMatch(/Examples?:\n  \$ /);
+      // not the global help
+      expect(r.out, cmd).not.toContain('Commands:');
+    }
+    expect(run(['help', 'worker'], MINIMAL).out).toContain('Usage: mercato worker');
+    const typo = run(['chek'], MINIMAL);
+    expect(typo.code).toBe(2);
+    expect(typo.err).toContain('(Did you mean check?)');
+    const option = run(['check', '--confg', 'x'], MINIMAL);
+    expect(option.code).toBe(2);
+    expect(option.err).toContain("unknown option '--confg'");
+    expect(option.err).toContain('(Did you mean --config?)');
+    const level = run(['start', '--log-level', 'loud'], MINIMAL);
+    expect(level.code).toBe(2);
+    expect(level.err).toContain('Allowed choices are fatal, error, warn, info, debug, trace, silent');
+    expect(run(['-v'], MINIMAL).out.trim()).toBe(MERCATO_VERSION);
+    const none = run([], MINIMAL);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('Usage: mercato');
+  });
+
+  it('dev: the simulator keeps its port across restarts (--sim-port / MERCATO_SIM_PORT), and a busy port is a clear error', async () => {
+    const simPort = 20000 + Math.floor(Math.random() * 20000);
+    const dataDir = join(tmp(), 'db');
+    const urls: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const s = startServer(['dev', '--port', '0', '--sim-port', String(simPort), '--no-watch'], MINIMAL, baseEnv({ MERCATO_DATA_DIR: dataDir }));
+      await s.url;
+      const m = /simulator at (http:\/\/\S+)/.exec(s.output());
+      urls.push(m![1]!);
+      if (i === 0) {
+        // a second dev on the same simulator port is refused with a message saying what to do
+        const busy = run(['dev', '--port', '0', '--no-watch'], MINIMAL, baseEnv({ MERCATO_SIM_PORT: String(simPort) }));
+        expect(busy.code).toBe(1);
+        expect(busy.err).toContain(`the platform simulator cannot listen on port ${simPort}`);
+        expect(busy.err).toContain('--sim-port');
+        expect(busy.err).not.toContain('    at ');
+      }
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    }
+    expect(urls).toEqual([`http://127.0.0.1:${simPort}`, `http://127.0.0.1:${simPort}`]);
+  });
+
+  it('dev prints its URLs first, then notes; --quiet still prints the URLs', async () => {
+    const s = startServer(['dev', '--port', '0', '--no-watch', '--quiet'], MINIMAL, baseEnv());
+    await s.url;
+    await vi.waitFor(() => expect(s.output()).toContain('note: ENCRYPTION_KEY is not set'), { timeout: 5_000 });
+    const lines = s.output().split('\n');
+    expect(lines[0]).toMatch(/^mercato dev \S+ — listening on http:\/\/localhost:\d+ \(ready in \d+ ms\)$/);
+    expect(lines.slice(1, 5).every((l) => l.startsWith('  '))).toBe(true);
+    expect(s.output()).not.toMatch(/WARN|plaintext/);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  });
+
   it('check validates and summarises a valid config', () => {
     const r = run(['check'], DEMO);
     expect(r.code).toBe(0);
