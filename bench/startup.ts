@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = join(ROOT, 'examples', 'demo');
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS) > 0 ? Number(process.env.BENCH_STARTUP_RUNS) : 5;
-const env = { ...process.env, PORT: '0', MERCATO_SIM_PORT: '0', FORCE_COLOR: '0' };
+const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', MERCATO_SIM_PORT: '0', FORCE_COLOR: '0' };
 delete env.DATABASE_URL;
 delete env.PLATFORM_ORIGIN;
 

@@ -4,7 +4,6 @@
  * scheduler; MCP calls over HTTP. Checked three ways: the typed events, the pretty lines (`out`) and the pino JSON lines.
  */
 import { createHmac } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
@@ -13,7 +12,7 @@ import { attachTerminal } from '../../src/cli/terminal.ts';
 import { startCronScheduler, staticShopDirectory } from '../../src/crons/index.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import type { RuntimeEvent, RuntimeEventOf, RuntimeEventType } from '../../src/events.ts';
-import { createLogger } from '../../src/logger.ts';
+import { capturingLogger } from '../http/helpers.ts';
 import { FAST_WORKER, SHOP, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 
 const ADMIN = 'http://localhost:3000';
@@ -74,18 +73,6 @@ const instance = app.defineConfig({
   worker: FAST_WORKER,
 });
 
-/** pino JSON lines written to a stream we read. */
-function capture(level: string) {
-  const lines: Array<Record<string, any>> = [];
-  const destination = new Writable({
-    write(chunk, _encoding, callback) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
-  return { logger: createLogger({ level, destination }), lines };
-}
-
 async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -103,13 +90,13 @@ const runLink = (runId: string) => esc(`${ADMIN}/runs/${runId}`);
 
 describeEngines('terminal events', (get) => {
   let t: TestRuntime;
-  let json: ReturnType<typeof capture>;
+  let json: ReturnType<typeof capturingLogger>;
   let events: RuntimeEvent[];
   let pretty: string[];
   const detach: Array<() => void> = [];
 
   beforeAll(async () => {
-    json = capture('info');
+    json = capturingLogger('info');
     t = await startTestRuntime(instance, get().db, { worker: true, http: true, logger: json.logger });
     detach.push(t.runtime.events.onAny((e) => void events.push(e)));
     detach.push(attachTerminal(t.runtime, { format: 'pretty', out: (line) => pretty.push(line), adminUrl: ADMIN, color: false }));
@@ -353,7 +340,7 @@ describeEngines('terminal events', (get) => {
     const offColour = attachTerminal(t.runtime, { format: 'pretty', color: true, out: (l) => coloured.push(l) });
     const noColour: string[] = [];
     const offNoColour = attachTerminal(t.runtime, { format: 'pretty', color: true, env: { NO_COLOR: '1' }, out: (l) => noColour.push(l) });
-    const warnLogger = capture('warn');
+    const warnLogger = capturingLogger('warn');
     const offWarnJson = attachTerminal(t.runtime, { format: 'json', logger: warnLogger.logger });
 
     const good = await dispatch('syncOrders');
