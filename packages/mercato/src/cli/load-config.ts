@@ -146,7 +146,14 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
       metafile: true,
       write: true,
       logLevel: 'silent',
-      define: { 'import.meta.url': '__mercato_url', __dirname: '__mercato_dirname', __filename: '__mercato_filename' },
+      define: {
+        'import.meta.url': '__mercato_url',
+        // Node's import.meta.dirname and import.meta.filename (20.11+) too: else they would name the bundle folder
+        'import.meta.dirname': '__mercato_dirname',
+        'import.meta.filename': '__mercato_filename',
+        __dirname: '__mercato_dirname',
+        __filename: '__mercato_filename',
+      },
       // CommonJS files of the app may call require(): give the ES module output one
       banner: { js: "import { createRequire as __mercatoCreateRequire } from 'node:module'; const require = __mercatoCreateRequire(import.meta.url);" },
       plugins: [originalLocations()],
@@ -175,7 +182,7 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
     dispose();
     throw fromEvaluationError(error, projectDir, display);
   }
-  const instance = mod.default;
+  const instance = esmShape(mod).default;
   if (!isMercatoInstance(instance)) {
     dispose();
     throw new UserCodeError(
@@ -187,12 +194,23 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
     const out = outputs.get(resolve(file));
     const target = out ?? resolve(file);
     try {
-      return (await import(pathToFileURL(target).href)) as Record<string, unknown>;
+      return esmShape((await import(pathToFileURL(target).href)) as Record<string, unknown>);
     } catch (error) {
       throw fromEvaluationError(error, projectDir, relative(projectDir, file).split(sep).join('/'));
     }
   };
   return { instance, configPath, projectDir, loadModule, inputs, dispose };
+}
+
+/**
+ * A CommonJS file compiled from ESM (tsc, Babel: `exports.__esModule = true; exports.default = …`) is bundled as
+ * `export default module.exports`: as an entry (the config, a route) it gets its ESM shape back — `default` is
+ * `exports.default`, the other exports are named exports — as esbuild gives it when a file of the app imports it.
+ */
+function esmShape(mod: Record<string, unknown>): Record<string, unknown> {
+  const cjs = mod.default as Record<string, unknown> | null | undefined;
+  if (Object.keys(mod).length !== 1 || typeof cjs !== 'object' || cjs === null || cjs.__esModule !== true) return mod;
+  return { ...cjs, default: cjs.default };
 }
 
 function describe(value: unknown): string {
