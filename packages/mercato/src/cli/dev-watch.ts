@@ -14,6 +14,8 @@ const IGNORED_DIRS = new Set(['node_modules', '.mercato', '.git', 'dist', 'cover
 export interface ProjectWatcher {
   /** Resolves once the initial scan is done (changes after this are seen). */
   ready: Promise<void>;
+  /** Treats these files (absolute paths) as changed: one reload, like a change the watcher saw. */
+  notify(paths: string[]): void;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,9 @@ export function watchProject(projectDir: string, onChange: (changed: string[]) =
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   return {
     ready,
+    notify(paths) {
+      for (const path of paths) queue(path);
+    },
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);

@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { type Message, type Plugin, build } from 'esbuild';
 import { type MercatoInstance, isMercatoInstance } from '../app/app.ts';
 import { type RouteFile, scanRouteFiles } from '../routes/loader.ts';
-import { UserCodeError, fromBuildFailure, fromEvaluationError } from './user-code.ts';
+import { type PackageImport, UserCodeError, fromBuildFailure, fromEvaluationError } from './user-code.ts';
 
 export const CONFIG_FILE_NAMES = ['service.config.ts', 'service.config.mts', 'service.config.js', 'service.config.mjs'];
 
@@ -171,6 +171,13 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
   const inputs = Object.keys(metafile.inputs)
     .map((p) => resolve(projectDir, p))
     .filter((p) => !p.split(sep).includes('node_modules'));
+  // the packages each file of the app imports: Node's link errors (a missing export, a package not installed) name the
+  // package and the bundle, and these say which file of the app it was
+  const packageImports: PackageImport[] = [];
+  for (const [input, meta] of Object.entries(metafile.inputs)) {
+    for (const imp of meta.imports) if (imp.external) packageImports.push({ file: resolve(projectDir, input), specifier: imp.original ?? imp.path });
+  }
+  const hints = { packageImports, buildDir: outDir };
 
   const configOut = outputs.get(configPath);
   if (!configOut) throw new Error(`mercato: the bundle of ${configPath} was not written`);
@@ -180,7 +187,7 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
     mod = await import(pathToFileURL(configOut).href);
   } catch (error) {
     dispose();
-    throw fromEvaluationError(error, projectDir, display);
+    throw fromEvaluationError(error, projectDir, display, hints);
   }
   const instance = esmShape(mod).default;
   if (!isMercatoInstance(instance)) {
@@ -196,7 +203,7 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
     try {
       return esmShape((await import(pathToFileURL(target).href)) as Record<string, unknown>);
     } catch (error) {
-      throw fromEvaluationError(error, projectDir, relative(projectDir, file).split(sep).join('/'));
+      throw fromEvaluationError(error, projectDir, relative(projectDir, file).split(sep).join('/'), hints);
     }
   };
   return { instance, configPath, projectDir, loadModule, inputs, dispose };

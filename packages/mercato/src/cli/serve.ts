@@ -2,18 +2,22 @@
  * `mercato dev`, `mercato start` and `mercato worker`: run until SIGINT/SIGTERM.
  *
  * `dev` keeps one database, one platform simulator and one HTTP server for the whole session, and reloads the app on
- * every change of its files (src/cli/dev-reload.ts): each version of the app is a "generation" (a runtime, its HTTP
+ * every change of its files (src/cli/dev-watch.ts): each version of the app is a "generation" (a runtime, its HTTP
  * app, worker and cron scheduler on the shared database) and the server answers with the newest good one.
  */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Hono } from 'hono';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
 import { buildApp, serve } from '../serve.ts';
 import { startWorker, type Worker } from '../worker/index.ts';
-import { startCronScheduler } from '../crons/index.ts';
+import { RUNS_CHANNEL } from '../flows/store.ts';
+import { type CronScheduler, startCronScheduler } from '../crons/index.ts';
 import { DEFAULT_SIM_PORT, type DevPlatform, SimulatorPortError, startDevPlatform } from '../dev/simulator.ts';
 import { installationDirectory } from '../platform/directory.ts';
 import { prepareRoutes } from '../routes/index.ts';
+import { scanRouteFiles } from '../routes/loader.ts';
 import { startHttpServer, type StartedHttpServer } from '../http/server.ts';
 import { type Database, openDatabase } from '../db/engine.ts';
 import { migrate } from '../db/migrate.ts';
@@ -86,6 +90,7 @@ interface Generation {
   runtime: Runtime;
   app: Hono<any>;
   worker?: Worker;
+  scheduler?: CronScheduler;
   detachTerminal: () => void;
 }
 
@@ -140,20 +145,24 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
         const detachTerminal = attachTerminal(runtime, { format: 'pretty', quiet, out: io.out, adminUrl: base, previewLinks: preview, color: io.isTTY, level: sessionEnv.logLevel });
         devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
         const worker = await startWorker(runtime);
-        startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
-        return { loaded: next, runtime, app, worker, detachTerminal };
+        const scheduler = startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
+        return { loaded: next, runtime, app, worker, scheduler, detachTerminal };
       } catch (error) {
         await runtime.close();
         throw error;
       }
     };
     /**
-     * The old version stops after the new one took over: runs in flight get RELOAD_GRACE_MS to finish on the code they
-     * started with; the rest are handed back and resume on the new code from their last completed step.
+     * The old version stops after the new one took over: its cron scheduler at once (the new one fires the new
+     * schedule), its runs in flight get RELOAD_GRACE_MS to finish on the code they started with; the rest are handed
+     * back and resume on the new code from their last completed step.
      */
     const retire = (old: Generation) => {
       const done = (async () => {
-        await old.worker?.stop({ graceMs: RELOAD_GRACE_MS });
+        await old.scheduler?.stop();
+        const stopped = await old.worker?.stop({ graceMs: RELOAD_GRACE_MS });
+        // wake the current worker: the runs handed back resume now, not at its next poll
+        if (stopped && stopped.released > 0) await db.notify(RUNS_CHANNEL).catch(() => {});
         old.detachTerminal();
         await old.runtime.close();
         old.loaded.dispose();
@@ -193,7 +202,6 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     if (filled.length > 0) io.out(`note: using development values for ${filled.join(', ')} (see docs/environment.md)`);
     if (!sessionEnv.encryptionKey) io.out('note: ENCRYPTION_KEY is not set: provider secrets are stored unencrypted (development only; see docs/secrets.md)');
     if (values.watch !== false) {
-      io.out(`watching ${loaded.projectDir} for changes (Ctrl-C to stop)`);
       const watcher = watchProject(loaded.projectDir, async (changed) => {
         const t = Date.now();
         let next: LoadedConfig;
@@ -219,6 +227,10 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       });
       cleanups.push(() => watcher.close());
       await watcher.ready;
+      // a file saved while the app was starting (before the watcher saw anything) reloads it now
+      const late = [...loaded.inputs, ...scanRouteFiles(join(loaded.projectDir, 'routes')).routes.map((r) => r.file)].filter((file) => modifiedSince(file, started));
+      if (late.length > 0) watcher.notify(late);
+      io.out(`watching ${loaded.projectDir} for changes (Ctrl-C to stop)`);
     }
     const signal = await stop.promise;
     io.out(`mercato dev: ${signal} received, shutting down…`);
@@ -227,6 +239,14 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     await cleanup();
   }
   return 0;
+}
+
+function modifiedSince(file: string, since: number): boolean {
+  try {
+    return statSync(file).mtimeMs >= since;
+  } catch {
+    return true; // removed since
+  }
 }
 
 function waitForStopSignal(): { promise: Promise<NodeJS.Signals>; dispose(): void } {

@@ -94,14 +94,99 @@ export function projectFrames(stack: string | undefined, projectDir: string): So
   return frames;
 }
 
+/** An npm package the app imports (the bundle keeps it an import): the app's file and the specifier as written. */
+export interface PackageImport {
+  file: string;
+  specifier: string;
+}
+
+export interface EvaluationHints {
+  /** The app's files importing a package (`zod`, `mercato/testing`): Node's link errors name the package, not the file. */
+  packageImports?: PackageImport[];
+  /** The bundle's folder: a path inside it in a message is replaced by the app's file (or left out). */
+  buildDir?: string;
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+function lineAndColumn(source: string, index: number): { line: number; column: number } {
+  const before = source.slice(0, index);
+  const line = before.split('\n').length;
+  return { line, column: index - before.lastIndexOf('\n') };
+}
+
+/** The import of `specifier` in `file` (at `name` when given: the imported name Node could not find). */
+function findImport(file: string, specifier: string, name?: string): SourceLocation | undefined {
+  let source: string;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const quoted = new RegExp(`(['"])${escapeRe(specifier)}\\1`, 'g');
+  for (const m of source.matchAll(quoted)) {
+    let index = m.index;
+    if (name !== undefined) {
+      // the statement the specifier ends: from its `import`/`export` keyword to the specifier
+      let start = -1;
+      for (const k of source.slice(0, index).matchAll(/(?<![\w$.])(?:import|export)(?=[\s{*])/g)) start = k.index;
+      if (start < 0) continue;
+      const named = new RegExp(`(?<![\\w$])${escapeRe(name)}(?![\\w$])`).exec(source.slice(start, index));
+      if (!named) continue;
+      index = start + named.index;
+    }
+    return { file, ...lineAndColumn(source, index) };
+  }
+  return undefined;
+}
+
+/**
+ * Node's link errors point at no line of the app: `SyntaxError: The requested module 'zod' does not provide an export
+ * named 'zz'` (an import of a name a package does not export) and `Cannot find package 'x' imported from <bundle>` (a
+ * package that is not installed). The first carries a source-mapped header (`/app/flows/a.ts:3`, the line, a caret); for
+ * both, the app's imports of that package (from the bundle's metafile) say which file and where.
+ */
+const MISSING_EXPORT_RE = /The requested module '([^']+)' does not provide an export named '([^']+)'/;
+const NOT_FOUND_RE = /Cannot find (?:package|module) '([^']+)'/;
+const isLinkError = (err: Error) => MISSING_EXPORT_RE.test(err.message) || NOT_FOUND_RE.test(err.message);
+
+function linkErrorLocation(err: Error, projectDir: string, hints: EvaluationHints): SourceLocation | undefined {
+  const missing = MISSING_EXPORT_RE.exec(err.message);
+  const notFound = NOT_FOUND_RE.exec(err.message);
+  if (!missing && !notFound) return undefined;
+  const header = /^((?:file:\/\/)?\/[^\n]*?):(\d+)\n([^\n]*)\n( *)\^/.exec(err.stack ?? '');
+  if (header) {
+    const frame = projectFrames(` ${header[1]}:${header[2]}:1`, projectDir)[0];
+    if (frame) {
+      const at = missing ? new RegExp(`(?<![\\w$])${escapeRe(missing[2]!)}(?![\\w$])`).exec(header[3]!)?.index : undefined;
+      return { ...frame, column: (at ?? header[4]!.length) + 1 };
+    }
+  }
+  const pkg = (missing ?? notFound)![1]!;
+  const inPackage = (specifier: string) => specifier === pkg || specifier.startsWith(`${pkg}/`);
+  for (const imp of hints.packageImports ?? []) {
+    if (!inPackage(imp.specifier)) continue;
+    const loc = findImport(imp.file, imp.specifier, missing?.[2]);
+    if (loc) return loc;
+  }
+  return undefined;
+}
+
 /**
  * An error thrown while the app's modules were evaluated: its message, where in the app it was thrown, and a code frame.
  * `what` says what was being loaded (`service.config.ts`, `routes/orders.ts`).
  */
-export function fromEvaluationError(error: unknown, projectDir: string, what: string): UserCodeError {
+export function fromEvaluationError(error: unknown, projectDir: string, what: string, hints: EvaluationHints = {}): UserCodeError {
   const err = error instanceof Error ? error : new Error(String(error));
-  const where = projectFrames(err.stack, projectDir)[0];
-  const title = err.name && err.name !== 'Error' && !err.message.startsWith(err.name) ? `${err.name}: ${err.message}` : err.message;
-  if (!where) return new UserCodeError(`${what} threw while loading: ${title}`, [], { cause: err });
-  return new UserCodeError(`${what} threw while loading, at ${displayLocation(projectDir, where)}:\n\n${indent(title)}\n\n${indent(codeFrame(where))}`, [where], { cause: err });
+  const where = projectFrames(err.stack, projectDir)[0] ?? linkErrorLocation(err, projectDir, hints);
+  let message = err.message;
+  if (hints.buildDir) {
+    // `… imported from /app/.mercato/build/123-1/routes/a.mjs`: the bundle is no file of the user's
+    const inBuild = new RegExp(`\\s*(?:imported )?from (?:file://)?${escapeRe(hints.buildDir)}\\S*`, 'g');
+    message = message.replace(inBuild, where ? ` imported from ${displayLocation(projectDir, where).replace(/:\d+:\d+$/, '')}` : '');
+  }
+  const title = err.name && err.name !== 'Error' && !message.startsWith(err.name) ? `${err.name}: ${message}` : message;
+  const heading = isLinkError(err) ? `${what} cannot be loaded` : `${what} threw while loading`;
+  if (!where) return new UserCodeError(`${heading}: ${title}`, [], { cause: err });
+  return new UserCodeError(`${heading}, at ${displayLocation(projectDir, where)}:\n\n${indent(title)}\n\n${indent(codeFrame(where))}`, [where], { cause: err });
 }
