@@ -57,7 +57,9 @@ export function createLogger(options: { level?: string; pretty?: boolean; name?:
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } } });
+    // colours only on a terminal (and never with NO_COLOR): piped output stays plain text
+    const colorize = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } } });
   }
   return pino(base);
 }

@@ -1,6 +1,7 @@
 /**
  * The file watcher of `mercato dev` (chokidar): any change to a source file of the app (`.ts`, `.mts`, `.cts`, `.js`,
- * `.mjs`, `.cjs`, `.json`, `.toml`) outside node_modules, `.mercato` and `.git` reloads it. Changes that arrive
+ * `.mjs`, `.cjs`, `.json`, `.toml`) outside node_modules, `.mercato`, `.git`, `dist`, `coverage` and test folders
+ * (`test`, `tests`, `__tests__`), test files (`*.test.*`, `*.spec.*`) excepted, reloads it. Changes that arrive
  * together (an editor saving several files, a `git checkout`) are collected for DEBOUNCE_MS and make one reload; a
  * change during a reload makes one more reload after it.
  */
@@ -9,7 +10,9 @@ import { watch } from 'chokidar';
 
 export const DEBOUNCE_MS = 60;
 const SOURCE_RE = /\.(?:[cm]?[jt]sx?|json|toml)$/;
-const IGNORED_DIRS = new Set(['node_modules', '.mercato', '.git', 'dist', 'coverage']);
+const IGNORED_DIRS = new Set(['node_modules', '.mercato', '.git', 'dist', 'coverage', 'test', 'tests', '__tests__']);
+/** Test files are not part of the running app. */
+const TEST_FILE_RE = /\.(?:test|spec)\.[cm]?[jt]sx?$/;
 
 export interface ProjectWatcher {
   /** Resolves once the initial scan is done (changes after this are seen). */
@@ -42,7 +45,7 @@ export function watchProject(projectDir: string, onChange: (changed: string[]) =
     await running;
   };
   const queue = (path: string) => {
-    if (!SOURCE_RE.test(path)) return;
+    if (!SOURCE_RE.test(path) || TEST_FILE_RE.test(path)) return;
     pending.add(path);
     if (timer) clearTimeout(timer);
     if (!running) timer = setTimeout(flush, DEBOUNCE_MS);

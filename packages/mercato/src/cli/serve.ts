@@ -29,6 +29,7 @@ import { CliError, type LoadedConfig, loadConfig } from './load-config.ts';
 import { type CliIo, type CliValues, reportError } from './main.ts';
 import { attachTerminal } from './terminal.ts';
 import { watchProject } from './dev-watch.ts';
+import { installDevShops } from '../dev/install.ts';
 
 /** How long a reload lets the old version's runs finish before handing them back to the new version. */
 export const RELOAD_GRACE_MS = 5_000;
@@ -178,6 +179,8 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       loaded.dispose();
       throw error;
     }
+    // the simulator's shops have the app installed from the start, as a development store does
+    if (devPlatform) await installDevShops(current.runtime, devPlatform.shops());
     cleanups.push(async () => {
       if (current) await retire(current);
       await Promise.all(retiring);

@@ -89,7 +89,7 @@ describe('mercato CLI', () => {
       expect(r.code, cmd).toBe(0);
       expect(r.out, cmd).toContain(`Usage: mercato ${cmd}`);
       for (const o of options) expect(r.out, `${cmd} ${o}`).toContain(o);
-      expect(r.out, cmd).toMatch(/Examples?:\n  \$ /);
+      expect(r.out, cmd).toMatch(/Examples?:\n {2}\$ /);
       // not the global help
       expect(r.out, cmd).not.toContain('Commands:');
     }
