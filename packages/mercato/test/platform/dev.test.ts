@@ -46,7 +46,7 @@ async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10
 }
 
 describe('mercato dev with the platform simulator', () => {
-  it('points the runtime at the simulator: preview shops, install by token exchange, app/uninstalled', async () => {
+  it('points the runtime at the simulator: preview shops, installs the app on them at start-up by token exchange, app/uninstalled', async () => {
     const dev = startDev();
     const output = await dev.ready;
     const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
@@ -55,11 +55,22 @@ describe('mercato dev with the platform simulator', () => {
     const shops = (await (await fetch(`${url}/__mercato/preview/shops`)).json()) as { shops: string[] };
     expect(shops.shops).toEqual(['demo-1.myshopify.com', 'demo-2.myshopify.com']);
 
+    // installed on both shops before the banner, one token exchange each, as a development store has the app installed
+    const exchanged = [
+      expect.objectContaining({ shop: 'demo-1.myshopify.com', status: 200, apiKey: 'mercato-dev-api-key' }),
+      expect.objectContaining({ shop: 'demo-2.myshopify.com', status: 200, apiKey: 'mercato-dev-api-key' }),
+    ];
+    const before = (await (await fetch(`${simUrl}/__sim/state`)).json()) as any;
+    expect(before.tokenExchanges).toEqual(exchanged);
+    expect(before.installations).toEqual([
+      expect.objectContaining({ shop: 'demo-1.myshopify.com', uninstalledAt: null }),
+      expect.objectContaining({ shop: 'demo-2.myshopify.com', uninstalledAt: null }),
+    ]);
+    // the admin's first request finds the installation: no second exchange
     const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as { token: string };
     expect((await fetch(`${url}/api/pages`, { headers: { authorization: `Bearer ${minted.token}` } })).status).toBe(200);
     const state = (await (await fetch(`${simUrl}/__sim/state`)).json()) as any;
-    expect(state.tokenExchanges).toEqual([expect.objectContaining({ shop: 'demo-2.myshopify.com', status: 200, apiKey: 'mercato-dev-api-key' })]);
-    expect(state.installations).toEqual([expect.objectContaining({ shop: 'demo-2.myshopify.com', uninstalledAt: null })]);
+    expect(state.tokenExchanges).toEqual(exchanged);
 
     // the simulator delivers app/uninstalled to the dev server, which handles it in its in-process worker
     const uninstalled = (await (await fetch(`${simUrl}/__sim/uninstall`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as any;
