@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(here, '../../bin/mercato.js');
 const MINIMAL = resolve(here, '../fixtures/minimal-app');
+const DEMO = resolve(here, '../../../../examples/demo');
 const dir = mkdtempSync(join(tmpdir(), 'mercato-dev-platform-'));
 const children: ChildProcess[] = [];
 
@@ -17,9 +18,9 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function startDev(extraEnv: Record<string, string> = {}) {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(dir, `db-${children.length}`), ...extraEnv };
-  const child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: MINIMAL, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function startDev(extraEnv: Record<string, string> = {}, cwd = MINIMAL) {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(dir, `db-${children.length}`), MERCATO_SIM_PORT: '0', ...extraEnv };
+  const child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-watch'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
@@ -83,6 +84,29 @@ describe('mercato dev with the platform simulator', () => {
 
     dev.child.kill('SIGTERM');
     expect(await dev.exited).toBe(0);
+  });
+
+  it('after a restart on the same database, ctx.admin works with the new simulator (the shops are installed again)', async () => {
+    const env = { MERCATO_DATA_DIR: join(dir, 'db-restart') };
+    for (const session of [1, 2]) {
+      const dev = startDev(env, DEMO);
+      const output = await dev.ready;
+      const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
+      const simUrl = /platform:\s+simulator at (http:\/\/\S+)/.exec(output)![1]!;
+      // the webhook handler of the demo asks the Admin API for the shop's name with the stored offline token
+      const delivered = await fetch(`${simUrl}/__sim/webhooks`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com', topic: 'orders/create', payload: { id: 1000 + session } }) });
+      expect(delivered.status).toBe(200);
+      const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com' }) })).json()) as { token: string };
+      const auth = { authorization: `Bearer ${minted.token}` };
+      const runs = await until(async () => {
+        const all = ((await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any).runs as any[];
+        const list = all.filter((r) => r.flowName === 'webhook:orders/create');
+        return list.length >= session && list.every((r) => r.status === 'completed' || r.status === 'failed') && list;
+      }, 20_000);
+      expect(runs.map((r) => r.status), `session ${session}`).toEqual(runs.map(() => 'completed'));
+      dev.child.kill('SIGTERM');
+      expect(await dev.exited).toBe(0);
+    }
   });
 
   it('does not start the simulator when PLATFORM_ORIGIN is set', async () => {
