@@ -263,6 +263,8 @@ describeEngines('run engine', (get) => {
     expect(run.attempt).toBe(3);
     expect(run.error.message).toBe('boom 3');
     expect(calls.get('always')).toBe(3);
+    // onError runs after the final state is stored: the run can be read as failed a moment before the hook is called
+    await expect.poll(() => onErrorCalls.length).toBe(3);
     expect(onErrorCalls).toEqual([
       { message: 'boom 1', attempt: 1, final: false },
       { message: 'boom 2', attempt: 2, final: false },

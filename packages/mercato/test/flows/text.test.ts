@@ -106,6 +106,8 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
     expect(run.lost_leases).toBe(0);
     expect(run.error).toMatchObject({ name: 'Error', message: 'bad \uFFFD message' });
     expect(run.error.stack).not.toContain('\u0000');
+    // onError runs after the final state is stored: the run can be read as failed a moment before the hook is called
+    await expect.poll(() => onErrorCalls.length).toBe(2);
     expect(onErrorCalls).toEqual([
       { message: 'bad \u0000 message', final: false },
       { message: 'bad \u0000 message', final: true },
