@@ -1,20 +1,30 @@
 /**
  * One SQL dialect, two engines: PGlite (embedded, file-backed) when no DATABASE_URL is given,
- * PostgreSQL through `pg` when it is. Both are exposed as a Drizzle `PgDatabase` plus a few raw helpers.
+ * PostgreSQL through `pg` when it is. Both offer the same raw-SQL interface (`query`, `transaction`, `exec`, NOTIFY and
+ * LISTEN); Mercato's own code outside `db/` uses only that. The Drizzle handle (`orm`) stays for user code (docs/mcp.md).
  */
 import { mkdirSync } from 'node:fs';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
+import type { Exec } from './sql.ts';
 
 export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type EngineKind = 'pglite' | 'postgres';
 
 export interface Database {
   readonly kind: EngineKind;
-  /** Drizzle over the engine's native driver. */
+  /** Drizzle over the engine's native driver, for user code (MCP tools); Mercato's own code uses query and transaction. */
   readonly orm: Orm;
-  /** Run a raw SQL statement (drizzle `sql` template) and return its rows, normalised across drivers. */
+  /**
+   * Run a raw SQL statement (drizzle `sql` template) and return its rows, normalised across drivers. It is an `Exec`:
+   * it may be passed on detached (`isInstalled(db.query, …)`).
+   */
   query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
+  /**
+   * Run `fn` in one transaction: its statements go through the `exec` it is given; the transaction commits when `fn`
+   * resolves and rolls back when it throws. Rejects with what `fn` threw, or with the driver's own error.
+   */
+  transaction<T>(fn: (exec: Exec) => Promise<T>): Promise<T>;
   /** Run several statements separated by semicolons, without parameters (migrations, test resets). */
   exec(sqlText: string): Promise<void>;
   /** Send a notification on a channel (in the current session; transactional NOTIFY is done in SQL). */
@@ -52,14 +62,26 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
   return openPglite(options.dataDir);
 }
 
-/** Executes through drizzle and rethrows the driver's own error (with its SQLSTATE `code`) instead of drizzle's wrapper. */
-export async function runQuery<T>(orm: Orm, statement: SQL): Promise<T[]> {
-  try {
-    const result = (await orm.execute(statement)) as unknown as { rows: T[] };
-    return result.rows;
-  } catch (error) {
-    throw unwrapDbError(error);
-  }
+/** The executor over drizzle or one of its transactions: rethrows the driver's own error (with its SQLSTATE `code`) instead of drizzle's wrapper. */
+function executorOf(runner: Pick<Orm, 'execute'>): Exec {
+  return async <T>(statement: SQL) => {
+    try {
+      return ((await runner.execute(statement)) as unknown as { rows: T[] }).rows;
+    } catch (error) {
+      throw unwrapDbError(error);
+    }
+  };
+}
+
+/** `Database.transaction` over drizzle's: one executor per transaction; a failed BEGIN or COMMIT is unwrapped too. */
+function transactionsOf(orm: Orm): Database['transaction'] {
+  return async (fn) => {
+    try {
+      return await orm.transaction((tx) => fn(executorOf(tx)));
+    } catch (error) {
+      throw unwrapDbError(error);
+    }
+  };
 }
 
 /** The driver error behind a drizzle error, when there is one. */
@@ -102,9 +124,8 @@ async function openPglite(dataDir?: string): Promise<Database> {
   return {
     kind: 'pglite',
     orm,
-    async query<T>(statement: SQL) {
-      return runQuery<T>(orm, statement);
-    },
+    query: executorOf(orm),
+    transaction: transactionsOf(orm),
     async exec(sqlText) {
       await client.exec(sqlText);
     },
@@ -158,9 +179,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   return {
     kind: 'postgres',
     orm,
-    async query<T>(statement: SQL) {
-      return runQuery<T>(orm, statement);
-    },
+    query: executorOf(orm),
+    transaction: transactionsOf(orm),
     async exec(sqlText) {
       await pool.query(sqlText);
     },

@@ -7,13 +7,12 @@
  * this one. A failure is logged and the shop is installed later by the first admin request, as before.
  */
 import type { Runtime } from '../runtime.ts';
-import { execOn } from '../flows/store.ts';
 import { saveInstallation } from '../platform/installations.ts';
 import { exchangeSessionToken } from '../platform/token-exchange.ts';
 import { signSessionToken } from '../http/session-token.ts';
 
 export async function installDevShops(runtime: Pick<Runtime, 'db' | 'secrets' | 'logger' | 'env' | 'platform'>, shops: string[]): Promise<number> {
-  const exec = execOn(runtime.db.orm);
+  const exec = runtime.db.query;
   let installed = 0;
   for (const app of runtime.platform.apps) {
     for (const shop of shops) {

@@ -2,11 +2,12 @@
 import { normalizeShopDomain } from '../app/shop.ts';
 import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { Exec } from '../db/sql.ts';
 import type { RuntimeEvents } from '../events.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { type Exec, activeRunIds, execOn, insertRun, lockFlowKey, notifyRuns } from './store.ts';
+import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store.ts';
 import { findBadText } from './text.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
@@ -70,8 +71,7 @@ export function createDispatcher(deps: { db: Database; registry: FlowRegistry; c
     const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
-    const runId = await deps.db.orm.transaction(async (tx) => {
-      const exec = execOn(tx);
+    const runId = await deps.db.transaction(async (exec) => {
       if (flow.concurrency !== null) {
         await lockFlowKey(exec, request.appHandle, shop, flow.name);
         const active = await activeRunIds(exec, request.appHandle, shop, flow.name, flow.concurrency);

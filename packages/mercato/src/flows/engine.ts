@@ -20,7 +20,8 @@ import {
 import { MAX_TIMER_MS, isTimerDelay, parseDuration, retryDelayMs } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import * as store from './store.ts';
-import type { ClaimedRun, Exec, StepWrite } from './store.ts';
+import type { ClaimedRun, StepWrite } from './store.ts';
+import type { Exec } from '../db/sql.ts';
 import { findBadText, jsonHasBadText } from './text.ts';
 
 /** A completed step's result may not exceed this many bytes of JSON. */

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { FlowRegistry } from './registry.ts';
-import { ACTIVE, CANCEL_CHANNEL, activeRunIds, execOn, idList, lockFlowKey, notifyRuns, tenantFilter } from './store.ts';
+import { ACTIVE, CANCEL_CHANNEL, activeRunIds, idList, lockFlowKey, notifyRuns, tenantFilter } from './store.ts';
 
 export interface Tenant {
   appHandle: string;
@@ -22,8 +22,7 @@ async function statusOf(db: Database, t: Tenant, id: string): Promise<string | u
 /** Active → canceled. Running executions (in any process) are told through NOTIFY and the heartbeat backstop. */
 export async function cancelRun(db: Database, t: Tenant, id: string): Promise<{ runId: string; status: 'canceled'; previousStatus: string }> {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
-  const rows = await db.orm.transaction(async (tx) => {
-    const exec = execOn(tx);
+  const rows = await db.transaction(async (exec) => {
     const updated = await exec<{ id: string; previous: string }>(sql`
       with prev as (select id, status from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)} and status in ${ACTIVE} for update)
       update runs r set status = 'canceled', finished_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
@@ -49,8 +48,7 @@ export type RetryMode = 'resume' | 'reset';
 export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, id: string, modeParam: string | undefined) {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
   const mode: RetryMode = modeParam === 'reset' ? 'reset' : 'resume';
-  return db.orm.transaction(async (tx) => {
-    const exec = execOn(tx);
+  return db.transaction(async (exec) => {
     const [run] = await exec<{ status: string; flow_name: string }>(
       sql`select status, flow_name from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)}`,
     );

@@ -9,7 +9,7 @@ import { bulkDeleteRuns, cancelRun, deleteRun, isUuid, parseBulkIds, retryRun } 
 import { listRuns, parseRunListQuery } from './list.ts';
 import { mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { getRun, listSteps, execOn } from './store.ts';
+import { getRun, listSteps } from './store.ts';
 import type { ResolvedConfig } from '../app/types.ts';
 
 export interface FlowsApiDeps {
@@ -68,7 +68,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   runs.get('/:id', async (c) => {
     const id = c.req.param('id');
     const t = c.get('tenant');
-    const exec = execOn(deps.db.orm);
+    const exec = deps.db.query;
     const run = isUuid(id) ? await getRun(exec, t.appHandle, t.shop, id) : undefined;
     if (!run) throw new NotFoundError('Run not found');
     return c.json({ ...run, steps: await listSteps(exec, id) });

@@ -1,21 +1,8 @@
 /** Every SQL statement of runs and steps. Tenant-scoped reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
 import type { RetryPolicy, RunStatus } from '../app/types.ts';
-import { type Orm, unwrapDbError } from '../db/engine.ts';
+import type { Exec } from '../db/sql.ts';
 import { MAX_TIMER_MS } from './policy.ts';
-
-export type Exec = <T = Record<string, any>>(statement: SQL) => Promise<T[]>;
-
-/** Query function over an ORM or a transaction, rethrowing driver errors unwrapped. */
-export function execOn(orm: Pick<Orm, 'execute'>): Exec {
-  return async <T>(statement: SQL) => {
-    try {
-      return ((await orm.execute(statement)) as unknown as { rows: T[] }).rows;
-    } catch (error) {
-      throw unwrapDbError(error);
-    }
-  };
-}
 
 export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
 export const RUNS_CHANNEL = 'mercato_runs';

@@ -17,7 +17,7 @@ import type { Database } from '../db/engine.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { isUuid } from './lifecycle.ts';
-import { RUN_COLUMNS, type RunRecord, type StepRecord, execOn, listSteps } from './store.ts';
+import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
 
 export const RUN_UPDATES_CHANNEL = 'mercato_run_updates';
 export const WATCH_DEFAULT_TIMEOUT_S = 25;
@@ -94,7 +94,7 @@ async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot |
     from runs where id = ${id}::uuid and app_handle = ${t.appHandle} and shop = ${t.shop}`);
   if (!row) return undefined;
   const { stepCount, stepsAt, lastLogId, ...run } = row;
-  const steps = await listSteps(execOn(db.orm), id);
+  const steps = await listSteps(db.query, id);
   const logId = Number(lastLogId);
   return { run: { ...run, steps }, version: [run.updatedAt, run.status, stepCount, stepsAt ?? '', logId].join('|'), lastLogId: logId };
 }

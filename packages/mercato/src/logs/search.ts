@@ -5,6 +5,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
+import type { Exec } from '../db/sql.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
 import { toSql } from './sql.ts';
@@ -55,8 +56,6 @@ export interface LogSearchResult {
   nextBefore: number | null;
 }
 
-type Exec = <T>(statement: SQL) => Promise<T[]>;
-
 export function tenantCondition(t: LogTenant): SQL {
   // Equality (not IS NOT DISTINCT FROM) so the btree indexes on (app_handle, shop, ...) can be used.
   return t.shop === null ? sql`app_handle = ${t.appHandle} and shop is null` : sql`app_handle = ${t.appHandle} and shop = ${t.shop}`;
@@ -95,8 +94,7 @@ export function matchCondition(runId: string, levels: readonly LogLevel[], where
  */
 export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn: (exec: Exec) => Promise<T>, timeoutMs = LOG_QUERY_TIMEOUT_MS): Promise<T> {
   try {
-    return await db.orm.transaction(async (tx) => {
-      const exec: Exec = async <R>(statement: SQL) => ((await tx.execute(statement)) as unknown as { rows: R[] }).rows;
+    return await db.transaction(async (exec) => {
       await exec(sql.raw(`set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`));
       for (const re of regexesOf(where)) {
         try {

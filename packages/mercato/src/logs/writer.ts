@@ -10,6 +10,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { FlowLogger } from '../app/types.ts';
+import type { Exec } from '../db/sql.ts';
 import { cleanJson, cleanText } from '../flows/text.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -33,8 +34,6 @@ export interface LogLine {
   /** Position of an outside-step line in its execution of the flow body (1, 2, …); null for every other line. */
   bodySeq?: number | null;
 }
-
-type Exec = (statement: ReturnType<typeof sql>) => Promise<unknown[]>;
 
 /** NUL characters and lone surrogates (which PostgreSQL refuses) become U+FFFD; a long message is cut. */
 export function limitMessage(message: unknown): string {

@@ -11,7 +11,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ResolvedApp } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
-import { execOn } from '../flows/store.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
@@ -45,7 +44,7 @@ export function createInstaller(deps: InstallerDeps): Installer {
   const failedUntil = new Map<string, number>();
   const backoff = deps.failureBackoffMs ?? DEFAULT_INSTALL_FAILURE_BACKOFF_MS;
   const stats = { exchanges: 0, failures: 0 };
-  const exec = execOn(deps.db.orm);
+  const exec = deps.db.query;
 
   const locks = installLocks(deps.db);
 

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import type { Exec } from '../flows/store.ts';
+import type { Exec } from '../db/sql.ts';
 import type { Secrets, StoredSecret } from '../secrets/types.ts';
 
 export type InstallationStatus = 'active' | 'uninstalled';

@@ -8,7 +8,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { dbErrorCode } from '../db/engine.ts';
-import type { Exec } from '../flows/store.ts';
+import type { Exec } from '../db/sql.ts';
 
 export interface ShopDataScope {
   appHandle: string;

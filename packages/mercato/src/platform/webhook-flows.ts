@@ -13,7 +13,6 @@ import { z } from 'zod';
 import type { FlowContext, FlowDefinition, ResolvedConfig, WebhookContext, WebhookDefinition } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { InternalFlow } from '../flows/registry.ts';
-import { execOn } from '../flows/store.ts';
 import { markUninstalled } from './installations.ts';
 import { redactShopData } from './redact.ts';
 
@@ -46,7 +45,7 @@ export const DEFAULT_HANDLERS: Readonly<Record<(typeof BUILTIN_TOPICS)[number], 
   'app/uninstalled': {
     order: 'before',
     async run(ctx, _payload, db) {
-      const changed = await markUninstalled(execOn(db.orm), ctx.appHandle, ctx.shop, ctx.triggeredAt);
+      const changed = await markUninstalled(db.query, ctx.appHandle, ctx.shop, ctx.triggeredAt);
       await ctx.log.info(changed ? 'app uninstalled: installation marked uninstalled, access token forgotten' : 'app uninstalled: no active installation older than the event', {
         triggeredAt: ctx.triggeredAt,
       });
@@ -55,7 +54,7 @@ export const DEFAULT_HANDLERS: Readonly<Record<(typeof BUILTIN_TOPICS)[number], 
   'shop/redact': {
     order: 'after',
     async run(ctx, _payload, db) {
-      const removed = await redactShopData(execOn(db.orm), { appHandle: ctx.appHandle, shop: ctx.shop, keepRunId: ctx.runId });
+      const removed = await redactShopData(db.query, { appHandle: ctx.appHandle, shop: ctx.shop, keepRunId: ctx.runId });
       await ctx.log.info('shop data erased (shop/redact)', { removed });
     },
   },

@@ -20,7 +20,7 @@ import type { Database } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
-import { type Exec, execOn } from '../flows/store.ts';
+import type { Exec } from '../db/sql.ts';
 import { BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
@@ -120,7 +120,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
         deps.events?.emit('webhook.received', { topic, shop, app: signer.handle, webhookId, duplicate, handled, runId });
       if (!deps.registry.get(flowName)) {
-        const fresh = await recordDelivery(execOn(deps.db.orm), delivery);
+        const fresh = await recordDelivery(deps.db.query, delivery);
         deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
         received(false, !fresh, null);
         return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });

@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { WorkerConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
-import { CANCEL_CHANNEL, RUNS_CHANNEL, claimRuns, execOn, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store.ts';
+import { CANCEL_CHANNEL, RUNS_CHANNEL, claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store.ts';
 import type { Logger } from '../logger.ts';
 
 /** A run whose worker died this many times is failed instead of being reclaimed again. */
@@ -48,7 +49,7 @@ export class Worker {
   readonly concurrency: number;
   readonly stats: WorkerStats = { claimed: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
   private readonly active = new Map<string, RunExecution>();
-  private readonly exec;
+  private readonly exec: Exec;
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -62,7 +63,7 @@ export class Worker {
   constructor(private readonly options: WorkerOptions) {
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = options.concurrency ?? options.config.concurrency;
-    this.exec = execOn(options.db.orm);
+    this.exec = options.db.query;
   }
 
   get activeCount(): number {

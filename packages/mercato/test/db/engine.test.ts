@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/db/engine.ts';
+import { dbErrorCode, openDatabase } from '../../src/db/engine.ts';
 import { loadMigrations, migrate } from '../../src/db/migrate.ts';
 import { createTestDatabase, describeEngines, testEngines } from '../../src/db/testing.ts';
 
@@ -53,6 +53,38 @@ describeEngines('database engine', (get, kind) => {
     const [{ steps }] = await db.query<{ steps: number }>(sql`select count(*)::int as steps from steps`);
     const [{ logs }] = await db.query<{ logs: number }>(sql`select count(*)::int as logs from logs`);
     expect([steps, logs]).toEqual([0, 0]);
+  });
+
+  it('commits a transaction when its function resolves and rolls it back when it throws', async () => {
+    const { db, reset } = get();
+    await reset();
+    const insert = sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy) values ('a', null, 'f', 'api', '{}', '{}') returning id`;
+    const count = async () => (await db.query<{ n: number }>(sql`select count(*)::int as n from runs`))[0].n;
+    const kept = await db.transaction(async (exec) => {
+      const [row] = await exec<{ id: string }>(insert);
+      expect(await exec(sql`select 1 from runs where id = ${row.id}::uuid`)).toHaveLength(1);
+      return row.id;
+    });
+    expect(typeof kept).toBe('string');
+    expect(await count()).toBe(1);
+    const refused = new Error('refused');
+    await expect(
+      db.transaction(async (exec) => {
+        await exec(insert);
+        throw refused;
+      }),
+    ).rejects.toBe(refused);
+    expect(await count()).toBe(1);
+  });
+
+  it('rejects with the driver error (its SQLSTATE), in a transaction as outside one', async () => {
+    const { db } = get();
+    const bad = sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status) values ('a', null, 'f', 'api', '{}', '{}', 'paused')`;
+    for (const attempt of [() => db.query(bad), () => db.transaction((exec) => exec(bad))]) {
+      const error = await attempt().catch((e: unknown) => e);
+      expect(dbErrorCode(error)).toBe('23514');
+      expect((error as { code?: string }).code).toBe('23514');
+    }
   });
 
   it('rejects a run status outside the six states', async () => {

@@ -2,7 +2,6 @@
 import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
-import { execOn } from '../../src/flows/store.ts';
 import { createLogger } from '../../src/logger.ts';
 
 const SECRET = 'sk_live_do_not_log_me';
@@ -16,7 +15,7 @@ describeEngines('logger', (get) => {
 
   it('strips query parameters from a database error (the driver error and the drizzle wrapper alike)', async () => {
     const { lines, logger } = capture();
-    const driverError = await execOn(get().db.orm)(failingInsert()).catch((e: unknown) => e);
+    const driverError = await get().db.query(failingInsert()).catch((e: unknown) => e);
     const drizzleError = await get().db.orm.execute(failingInsert()).catch((e: unknown) => e);
     for (const error of [driverError, drizzleError]) expect(error).toBeInstanceOf(Error);
     logger.error({ err: driverError, runId: 'r1' }, 'write failed');

@@ -4,7 +4,6 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../src/db/testing.ts';
-import { execOn } from '../../src/flows/store.ts';
 import { saveInstallation } from '../../src/platform/installations.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
@@ -24,7 +23,7 @@ beforeAll(async () => {
   const instance = (await import(`${DEMO}/service.config.ts`)).default;
   runtime = await createRuntime({ instance, projectDir: DEMO, mode: 'test', db: test.db, logger: silentLogger(), env: { NODE_ENV: 'test', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' } });
   await startWorker(runtime);
-  await saveInstallation(execOn(test.db.orm), runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_test', scopes: null });
+  await saveInstallation(test.db.query, runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_test', scopes: null });
   url = (await serve(runtime, { port: 0, hostname: '127.0.0.1' })).url;
 });
 afterAll(async () => {

@@ -6,7 +6,6 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { describeEngines } from '../../src/db/testing.ts';
-import { execOn } from '../../src/flows/store.ts';
 import { markUninstalled, saveInstallation } from '../../src/platform/installations.ts';
 import { saveProviderConfig } from '../../src/providers/save.ts';
 import { FlowConcurrencyError } from '../../src/routes/errors.ts';
@@ -81,7 +80,7 @@ describeEngines('public routes over HTTP', (get) => {
     t = await startTestRuntime(instance, get().db, { worker: true, logger });
     // the real server start of `mercato dev`/`start`: serve() loads <projectDir>/routes, forShop reads the installations table
     runtime = { ...t.runtime, projectDir: fixture('routes-app') };
-    const exec = execOn(get().db.orm);
+    const exec = get().db.query;
     await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_one', scopes: null });
     await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: UNINSTALLED, accessToken: 'shpat_gone', scopes: null });
     await markUninstalled(exec, 'default', UNINSTALLED);

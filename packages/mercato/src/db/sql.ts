@@ -1,0 +1,51 @@
+/**
+ * The SQL kernel every store builds on: the statement executor, the tenant key and its one predicate, the timestamp
+ * projection and the id helpers. Statements are drizzle `sql` templates; rows come back as plain objects.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+
+/**
+ * Runs one statement and returns its rows: `db.query` outside a transaction, or the `exec` that `db.transaction(fn)`
+ * hands to `fn`. A failing statement rejects with the driver's own error (its SQLSTATE in `code`, see `dbErrorCode`).
+ */
+export type Exec = <T = Record<string, any>>(statement: SQL) => Promise<T[]>;
+
+/**
+ * The tenant key of every tenant-owned row: an app and a shop. `shop` is null for app-level data (a global run, its
+ * steps and logs); `Tenant<string>` is the tenant of one shop (an authenticated /api request, an installation, an MCP
+ * token, a provider config).
+ */
+export interface Tenant<Shop extends string | null = string | null> {
+  appHandle: string;
+  shop: Shop;
+}
+
+/**
+ * The tenant predicate: `app_handle = $1 and shop = $2`, or `app_handle = $1 and shop is null` for an app-level tenant.
+ * Plain equality, never `shop is not distinct from $2`, which no btree index can serve: the (app_handle, shop, …)
+ * indexes are used.
+ */
+export function tenantWhere(t: Tenant): SQL {
+  return t.shop == null ? sql`app_handle = ${t.appHandle} and shop is null` : sql`app_handle = ${t.appHandle} and shop = ${t.shop}`;
+}
+
+/**
+ * A timestamp expression as an ISO 8601 string (`to_json(x) #>> '{}'`): the same text on PGlite and PostgreSQL, not a
+ * Date parsed by the driver. `expression` is SQL text (a column, `now()`, `max(…)`), never user input.
+ */
+export function isoTs(expression: string): SQL {
+  return sql.raw(`to_json(${expression}) #>> '{}'`);
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a UUID in its text form (run ids, MCP token ids): check before a `::uuid` cast, which fails on anything else. */
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
+
+/** `$1::uuid, $2::uuid, …` for an `in (…)` list; the ids must be UUIDs (`isUuid`). */
+export function uuidList(ids: readonly string[]): SQL {
+  return sql.join(
+    ids.map((id) => sql`${id}::uuid`),
+    sql`, `,
+  );
+}
