@@ -8,7 +8,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store.ts';
-import { findBadText } from './text.ts';
+import { findBadText } from '../db/text.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
 

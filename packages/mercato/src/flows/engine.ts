@@ -22,7 +22,7 @@ import type { FlowRegistry } from './registry.ts';
 import * as store from './store.ts';
 import type { ClaimedRun, StepWrite } from './store.ts';
 import type { Exec } from '../db/sql.ts';
-import { findBadText, jsonHasBadText } from './text.ts';
+import { findBadText, jsonHasBadText } from '../db/text.ts';
 
 /** A completed step's result may not exceed this many bytes of JSON. */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;

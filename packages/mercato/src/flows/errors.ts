@@ -1,4 +1,4 @@
-import { cleanText } from './text.ts';
+import { cleanText } from '../db/text.ts';
 
 /** Errors of the run engine. `retryable: false` fails the run at once, whatever the retry policy says. */
 export class FlowError extends Error {

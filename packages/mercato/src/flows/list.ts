@@ -3,7 +3,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { BadRequestError } from '../http/errors.ts';
-import { describeBadText, hasBadText } from './text.ts';
+import { describeBadText, hasBadText } from '../db/text.ts';
 
 export const RUN_LIST_DEFAULT_LIMIT = 50;
 export const RUN_LIST_MAX_LIMIT = 200;

@@ -1,5 +1,5 @@
 /** Query parameters of the log search and export endpoints (docs/logs.md). Any invalid one is a 400 naming it. */
-import { describeBadText, hasBadText } from '../flows/text.ts';
+import { describeBadText, hasBadText } from '../db/text.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, parseQuery } from './query.ts';
 import { LOG_SEARCH_DEFAULT_LIMIT, LOG_SEARCH_MAX_LIMIT, type LogSearchParams } from './search.ts';

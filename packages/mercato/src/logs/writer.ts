@@ -11,7 +11,7 @@
 import { sql } from 'drizzle-orm';
 import type { FlowLogger } from '../app/types.ts';
 import type { Exec } from '../db/sql.ts';
-import { cleanJson, cleanText } from '../flows/text.ts';
+import { cleanJson, cleanText } from '../db/text.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
