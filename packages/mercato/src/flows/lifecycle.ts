@@ -1,17 +1,16 @@
 /** Cancel, manual retry and delete of runs, scoped to a tenant. */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
+import { isUuid, uuidList } from '../db/sql.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { FlowRegistry } from './registry.ts';
-import { ACTIVE, CANCEL_CHANNEL, activeRunIds, idList, lockFlowKey, notifyRuns, tenantFilter } from './store.ts';
+import { ACTIVE, CANCEL_CHANNEL, activeRunIds, lockFlowKey, notifyRuns, tenantFilter } from './store.ts';
 
 export interface Tenant {
   appHandle: string;
   shop: string | null;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID_RE.test(v);
 export const MAX_BULK_DELETE = 100;
 
 async function statusOf(db: Database, t: Tenant, id: string): Promise<string | undefined> {
@@ -107,6 +106,6 @@ export function parseBulkIds(body: unknown): string[] {
 
 /** Deletes the inactive runs among `ids`; active, missing and other tenants' ids are counted in `skipped`. */
 export async function bulkDeleteRuns(db: Database, t: Tenant, ids: string[]): Promise<{ deleted: number; skipped: number }> {
-  const rows = await db.query(sql`delete from runs where id in (${idList(ids)}) and ${tenantFilter(t.appHandle, t.shop)} and status not in ${ACTIVE} returning id`);
+  const rows = await db.query(sql`delete from runs where id in (${uuidList(ids)}) and ${tenantFilter(t.appHandle, t.shop)} and status not in ${ACTIVE} returning id`);
   return { deleted: rows.length, skipped: ids.length - rows.length };
 }

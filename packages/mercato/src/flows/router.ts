@@ -1,11 +1,12 @@
 /** /api/flows and /api/runs. */
 import { Hono } from 'hono';
 import type { Database } from '../db/engine.ts';
+import { isUuid } from '../db/sql.ts';
 import { readJsonBody } from '../http/body.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { DispatchFn } from './dispatch.ts';
-import { bulkDeleteRuns, cancelRun, deleteRun, isUuid, parseBulkIds, retryRun } from './lifecycle.ts';
+import { bulkDeleteRuns, cancelRun, deleteRun, parseBulkIds, retryRun } from './lifecycle.ts';
 import { listRuns, parseRunListQuery } from './list.ts';
 import { mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';

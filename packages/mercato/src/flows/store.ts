@@ -60,13 +60,6 @@ export function tenantFilter(appHandle: string, shop: string | null): SQL {
   return sql`app_handle = ${appHandle} and shop is not distinct from ${shop}`;
 }
 
-export function idList(ids: readonly string[]): SQL {
-  return sql.join(
-    ids.map((id) => sql`${id}::uuid`),
-    sql`, `,
-  );
-}
-
 /** Serialises concurrent dispatches of one (app, shop, flow) inside the current transaction. */
 export function lockFlowKey(exec: Exec, appHandle: string, shop: string | null, flowName: string) {
   return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${appHandle}/${shop ?? ''}/${flowName}`}, 0))`);

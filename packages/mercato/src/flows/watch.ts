@@ -14,9 +14,9 @@ import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { RUN_STATUSES } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import { isUuid } from '../db/sql.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
-import { isUuid } from './lifecycle.ts';
 import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
 
 export const RUN_UPDATES_CHANNEL = 'mercato_run_updates';

@@ -5,7 +5,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
-import type { Exec } from '../db/sql.ts';
+import { type Exec, isUuid } from '../db/sql.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
 import { toSql } from './sql.ts';
@@ -60,8 +60,6 @@ export function tenantCondition(t: LogTenant): SQL {
   // Equality (not IS NOT DISTINCT FROM) so the btree indexes on (app_handle, shop, ...) can be used.
   return t.shop === null ? sql`app_handle = ${t.appHandle} and shop is null` : sql`app_handle = ${t.appHandle} and shop = ${t.shop}`;
 }
-
-const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 
 export async function runExists(db: Database, tenant: LogTenant, runId: string): Promise<boolean> {
   if (!isUuid(runId)) return false;

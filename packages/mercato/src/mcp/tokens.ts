@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/engine.ts';
 import type { AuthCache, AuthEntry } from './auth-cache.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
-import { isUuid } from '../flows/lifecycle.ts';
+import { isUuid } from '../db/sql.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
 import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
 import {

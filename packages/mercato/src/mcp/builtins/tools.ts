@@ -1,7 +1,7 @@
 /** The built-in tools (spec, "Built-in MCP tools"). Each returns a plain object: formatted text plus structuredContent. */
 import { LATEST_STABLE_API_VERSION } from '../../app/platform.ts';
 import { normalizeShopDomain } from '../../app/shop.ts';
-import { isUuid } from '../../flows/lifecycle.ts';
+import { isUuid } from '../../db/sql.ts';
 import { describeFlows } from '../../flows/router.ts';
 import type { CallContext, ToolSpec } from '../catalog.ts';
 import type { LogLevelName, McpDeps } from '../deps.ts';
