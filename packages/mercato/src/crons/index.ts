@@ -7,7 +7,7 @@ import { type CronScheduler, type SchedulerOptions, createScheduler } from './sc
 import type { ShopDirectory } from './shops.ts';
 
 export { cronsApi, parseToggleBody } from './router.ts';
-export { type CronListing, type CronTenant, type CronsDeps, listCrons, setCronEnabled } from './service.ts';
+export { type CronListing, type CronsDeps, listCrons, setCronEnabled } from './service.ts';
 export { type CronScheduler, type SchedulerDeps, type SchedulerOptions, type TickSummary, createScheduler } from './scheduler.ts';
 export { type ShopDirectory, shopDirectoryFrom, staticShopDirectory } from './shops.ts';
 export { type Clock, type ManualClock, databaseClock, manualClock } from './clock.ts';

@@ -14,7 +14,7 @@ import type { Logger } from '../logger.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { type CronSpec, type Schedule, cronSpec, scheduleOf } from './schedule.ts';
 import type { ShopDirectory } from './shops.ts';
-import { APP_LEVEL, type TickClaim, claimTick, claimedShops, disabledPairs, pairKey, pruneTicks } from './store.ts';
+import { type TickClaim, claimTick, claimedShops, disabledPairs, pairKey, pruneTicks } from './store.ts';
 
 export interface SchedulerDeps {
   db: Database;
@@ -73,8 +73,8 @@ interface Target {
   appHandle: string;
   spec: CronSpec;
   fireAt: Date;
-  /** APP_LEVEL for a global cron. */
-  shop: string;
+  /** null for a global cron. */
+  shop: string | null;
   skip: 'disabled' | 'not_installed' | null;
 }
 
@@ -131,7 +131,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     let claimedBefore = 0;
     for (const { spec, fireAt } of due) {
       const claimed = await claimedShops(deps.db, appHandle, spec.key, fireAt);
-      const add = (shop: string, installed: boolean) => {
+      const add = (shop: string | null, installed: boolean) => {
         if (claimed.has(shop)) {
           claimedBefore++;
           return;
@@ -139,7 +139,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
         const skip = !installed ? 'not_installed' : disabled.has(pairKey(shop, spec.key)) ? 'disabled' : null;
         targets.push({ appHandle, spec, fireAt, shop, skip });
       };
-      if (spec.shops === 'global') add(APP_LEVEL, true);
+      if (spec.shops === 'global') add(null, true);
       else if (spec.shops === 'all') for (const shop of (allShops ??= await deps.shops.activeShops(appHandle))) add(shop, true);
       else for (const shop of typeof spec.shops === 'string' ? [spec.shops] : spec.shops) add(shop, await deps.shops.isActive(appHandle, shop));
     }
@@ -148,7 +148,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
 
   async function fire(target: Target, now: Date): Promise<Outcome> {
     const claim: TickClaim = { appHandle: target.appHandle, shop: target.shop, cronKey: target.spec.key, fireAt: target.fireAt, schedulerId: id, claimedAt: now };
-    const where = { appHandle: target.appHandle, shop: target.shop || null, cron: target.spec.key, fireAt: target.fireAt.toISOString() };
+    const where = { appHandle: target.appHandle, shop: target.shop, cron: target.spec.key, fireAt: target.fireAt.toISOString() };
     if (target.skip) {
       if (!(await claimTick(deps.db, claim, 'skipped', target.skip))) return 'lostRaces';
       if (target.skip === 'not_installed') log.warn(where, 'cron skipped: the shop listed in its `shops` has no active installation of the app');
@@ -159,7 +159,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     try {
       const { runId } = await deps.dispatch({
         appHandle: target.appHandle,
-        shop: target.shop || null,
+        shop: target.shop,
         flowName: target.spec.flow,
         input: target.spec.input,
         trigger: 'cron',
@@ -212,7 +212,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
           if (outcome === 'lostRaces') summary.alreadyClaimed++;
         } catch (error) {
           summary.errors++;
-          log.error({ err: error, cron: target.spec.key, shop: target.shop || null, fireAt: target.fireAt.toISOString() }, 'cron tick failed; the next pass retries it');
+          log.error({ err: error, cron: target.spec.key, shop: target.shop, fireAt: target.fireAt.toISOString() }, 'cron tick failed; the next pass retries it');
         }
       }
     };

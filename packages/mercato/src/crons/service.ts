@@ -4,23 +4,18 @@
  */
 import type { CronEntry, CronShops } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { Tenant } from '../db/sql.ts';
 import { NotFoundError } from '../http/errors.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { describeSchedule } from './describe.ts';
 import { cronSpec, scheduleOf, targetsShop } from './schedule.ts';
-import { APP_LEVEL, type TickStatus, latestTicks, overridesOf, upsertOverride } from './store.ts';
+import { type TickStatus, latestTicks, overridesOf, upsertOverride } from './store.ts';
 
 export interface CronsDeps {
   db: Database;
   crons: readonly CronEntry[];
   /** Default: the database clock. */
   clock?: Clock;
-}
-
-/** A shop of an app, or `shop: null` for the app-level state that governs global crons. */
-export interface CronTenant {
-  appHandle: string;
-  shop: string | null;
 }
 
 export interface CronListing {
@@ -43,12 +38,11 @@ export interface CronListing {
   lastTick: { fireAt: string; status: TickStatus; runId: string | null; reason: string | null } | null;
 }
 
-const rowShop = (tenant: CronTenant) => tenant.shop ?? APP_LEVEL;
-
-export async function listCrons(deps: CronsDeps, tenant: CronTenant): Promise<CronListing[]> {
+/** The crons with the tenant's state: a shop of an app, or `shop: null` for the app-level state that governs global crons. */
+export async function listCrons(deps: CronsDeps, tenant: Tenant): Promise<CronListing[]> {
   const now = await (deps.clock ?? databaseClock(deps.db)).now();
-  const overrides = await overridesOf(deps.db, tenant.appHandle, rowShop(tenant));
-  const ticks = await latestTicks(deps.db, tenant.appHandle, rowShop(tenant));
+  const overrides = await overridesOf(deps.db, tenant);
+  const ticks = await latestTicks(deps.db, tenant);
   return deps.crons.map((entry) => {
     const spec = cronSpec(entry);
     const tick = ticks.get(spec.key);
@@ -70,8 +64,8 @@ export async function listCrons(deps: CronsDeps, tenant: CronTenant): Promise<Cr
 }
 
 /** Stores the tenant's override (never the config). An unknown key is a NotFoundError (404). */
-export async function setCronEnabled(deps: Pick<CronsDeps, 'db' | 'crons'>, tenant: CronTenant, key: string, enabled: boolean): Promise<{ ok: true; key: string; enabled: boolean }> {
+export async function setCronEnabled(deps: Pick<CronsDeps, 'db' | 'crons'>, tenant: Tenant, key: string, enabled: boolean): Promise<{ ok: true; key: string; enabled: boolean }> {
   if (!deps.crons.some((entry) => cronSpec(entry).key === key)) throw new NotFoundError(`Cron "${key}" is not configured`);
-  await upsertOverride(deps.db, tenant.appHandle, rowShop(tenant), key, enabled);
+  await upsertOverride(deps.db, tenant, key, enabled);
   return { ok: true, key, enabled };
 }

@@ -2,7 +2,7 @@
 import { normalizeShopDomain } from '../app/shop.ts';
 import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import type { Exec } from '../db/sql.ts';
+import type { Exec, Tenant } from '../db/sql.ts';
 import type { RuntimeEvents } from '../events.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
@@ -71,10 +71,11 @@ export function createDispatcher(deps: { db: Database; registry: FlowRegistry; c
     const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
+    const tenant: Tenant = { appHandle: request.appHandle, shop };
     const runId = await deps.db.transaction(async (exec) => {
       if (flow.concurrency !== null) {
-        await lockFlowKey(exec, request.appHandle, shop, flow.name);
-        const active = await activeRunIds(exec, request.appHandle, shop, flow.name, flow.concurrency);
+        await lockFlowKey(exec, tenant, flow.name);
+        const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
         if (active.length >= flow.concurrency) {
           throw new ConflictError(`Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`, {
             existingRunId: active[0],

@@ -1,20 +1,15 @@
 /** Cancel, manual retry and delete of runs, scoped to a tenant. */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { isUuid, uuidList } from '../db/sql.ts';
+import { type Tenant, isUuid, tenantWhere, uuidList } from '../db/sql.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
 import type { FlowRegistry } from './registry.ts';
-import { ACTIVE, CANCEL_CHANNEL, activeRunIds, lockFlowKey, notifyRuns, tenantFilter } from './store.ts';
-
-export interface Tenant {
-  appHandle: string;
-  shop: string | null;
-}
+import { ACTIVE, CANCEL_CHANNEL, activeRunIds, lockFlowKey, notifyRuns } from './store.ts';
 
 export const MAX_BULK_DELETE = 100;
 
 async function statusOf(db: Database, t: Tenant, id: string): Promise<string | undefined> {
-  const [row] = await db.query<{ status: string }>(sql`select status from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)}`);
+  const [row] = await db.query<{ status: string }>(sql`select status from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
   return row?.status;
 }
 
@@ -23,7 +18,7 @@ export async function cancelRun(db: Database, t: Tenant, id: string): Promise<{ 
   if (!isUuid(id)) throw new NotFoundError('Run not found');
   const rows = await db.transaction(async (exec) => {
     const updated = await exec<{ id: string; previous: string }>(sql`
-      with prev as (select id, status from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)} and status in ${ACTIVE} for update)
+      with prev as (select id, status from runs where id = ${id}::uuid and ${tenantWhere(t)} and status in ${ACTIVE} for update)
       update runs r set status = 'canceled', finished_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
       from prev where r.id = prev.id
       returning r.id, prev.status as previous`);
@@ -49,12 +44,12 @@ export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, 
   const mode: RetryMode = modeParam === 'reset' ? 'reset' : 'resume';
   return db.transaction(async (exec) => {
     const [run] = await exec<{ status: string; flow_name: string }>(
-      sql`select status, flow_name from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)}`,
+      sql`select status, flow_name from runs where id = ${id}::uuid and ${tenantWhere(t)}`,
     );
     if (!run) throw new NotFoundError('Run not found');
     const flow = registry.get(run.flow_name);
     if (flow && flow.concurrency !== null) {
-      await lockFlowKey(exec, t.appHandle, t.shop, run.flow_name);
+      await lockFlowKey(exec, t, run.flow_name);
     }
     // re-read under the lock: a concurrent retry of the same run must see it active
     const [locked] = await exec<{ status: string }>(sql`select status from runs where id = ${id}::uuid for update`);
@@ -62,7 +57,7 @@ export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, 
       throw new ConflictError(`Run is ${locked?.status ?? 'gone'}; only completed, failed or canceled runs can be retried`, { status: locked?.status });
     }
     if (flow && flow.concurrency !== null) {
-      const active = await activeRunIds(exec, t.appHandle, t.shop, run.flow_name, flow.concurrency, id);
+      const active = await activeRunIds(exec, t, run.flow_name, flow.concurrency, id);
       if (active.length >= flow.concurrency) {
         throw new ConflictError(`Flow "${run.flow_name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`, { existingRunId: active[0] });
       }
@@ -85,7 +80,7 @@ export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, 
 
 export async function deleteRun(db: Database, t: Tenant, id: string): Promise<{ ok: true; runId: string }> {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
-  const rows = await db.query(sql`delete from runs where id = ${id}::uuid and ${tenantFilter(t.appHandle, t.shop)} and status not in ${ACTIVE} returning id`);
+  const rows = await db.query(sql`delete from runs where id = ${id}::uuid and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`);
   if (rows.length === 0) {
     const status = await statusOf(db, t, id);
     if (!status) throw new NotFoundError('Run not found');
@@ -106,6 +101,6 @@ export function parseBulkIds(body: unknown): string[] {
 
 /** Deletes the inactive runs among `ids`; active, missing and other tenants' ids are counted in `skipped`. */
 export async function bulkDeleteRuns(db: Database, t: Tenant, ids: string[]): Promise<{ deleted: number; skipped: number }> {
-  const rows = await db.query(sql`delete from runs where id in (${uuidList(ids)}) and ${tenantFilter(t.appHandle, t.shop)} and status not in ${ACTIVE} returning id`);
+  const rows = await db.query(sql`delete from runs where id in (${uuidList(ids)}) and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`);
   return { deleted: rows.length, skipped: ids.length - rows.length };
 }

@@ -2,6 +2,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import { type Tenant, tenantWhere } from '../db/sql.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { describeBadText, hasBadText } from '../db/text.ts';
 
@@ -101,18 +102,13 @@ const LIST_COLUMNS = sql.join(
   sql`, `,
 );
 
-/** `shop = $2` (not IS NOT DISTINCT FROM, which no btree index can serve) so the (app_handle, shop, …) indexes are used. */
-function tenantCondition(tenant: { appHandle: string; shop: string | null }): SQL {
-  return tenant.shop === null ? sql`app_handle = ${tenant.appHandle} and shop is null` : sql`app_handle = ${tenant.appHandle} and shop = ${tenant.shop}`;
-}
-
 export async function listRuns(
   db: Database,
-  tenant: { appHandle: string; shop: string | null },
+  tenant: Tenant,
   q: RunListQuery,
   flowName?: string,
 ): Promise<{ runs: RunListRow[]; total: number; limit: number; offset: number }> {
-  const where: SQL[] = [tenantCondition(tenant)];
+  const where: SQL[] = [tenantWhere(tenant)];
   if (flowName !== undefined) where.push(sql`flow_name = ${flowName}`);
   if (q.status) where.push(sql`status = ${q.status}`);
   if (q.from) where.push(sql`created_at >= ${q.from.toISOString()}::timestamptz`);

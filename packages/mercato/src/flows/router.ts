@@ -70,7 +70,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
     const id = c.req.param('id');
     const t = c.get('tenant');
     const exec = deps.db.query;
-    const run = isUuid(id) ? await getRun(exec, t.appHandle, t.shop, id) : undefined;
+    const run = isUuid(id) ? await getRun(exec, t, id) : undefined;
     if (!run) throw new NotFoundError('Run not found');
     return c.json({ ...run, steps: await listSteps(exec, id) });
   });

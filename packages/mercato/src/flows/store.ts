@@ -1,7 +1,7 @@
 /** Every SQL statement of runs and steps. Tenant-scoped reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
 import type { RetryPolicy, RunStatus } from '../app/types.ts';
-import type { Exec } from '../db/sql.ts';
+import { type Exec, type Tenant, tenantWhere } from '../db/sql.ts';
 import { MAX_TIMER_MS } from './policy.ts';
 
 export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
@@ -56,19 +56,15 @@ export interface StepRecord {
   durationMs: number | null;
 }
 
-export function tenantFilter(appHandle: string, shop: string | null): SQL {
-  return sql`app_handle = ${appHandle} and shop is not distinct from ${shop}`;
-}
-
 /** Serialises concurrent dispatches of one (app, shop, flow) inside the current transaction. */
-export function lockFlowKey(exec: Exec, appHandle: string, shop: string | null, flowName: string) {
-  return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${appHandle}/${shop ?? ''}/${flowName}`}, 0))`);
+export function lockFlowKey(exec: Exec, t: Tenant, flowName: string) {
+  return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${t.appHandle}/${t.shop ?? ''}/${flowName}`}, 0))`);
 }
 
-export async function activeRunIds(exec: Exec, appHandle: string, shop: string | null, flowName: string, limit: number, excludeId?: string) {
+export async function activeRunIds(exec: Exec, t: Tenant, flowName: string, limit: number, excludeId?: string) {
   const rows = await exec<{ id: string }>(sql`
     select id from runs
-    where ${tenantFilter(appHandle, shop)} and flow_name = ${flowName} and status in ${ACTIVE}
+    where ${tenantWhere(t)} and flow_name = ${flowName} and status in ${ACTIVE}
       ${excludeId ? sql`and id <> ${excludeId}::uuid` : sql``}
     order by created_at desc
     limit ${limit}`);
@@ -98,8 +94,8 @@ export function notifyRuns(exec: Exec, runId = '') {
   return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
 }
 
-export async function getRun(exec: Exec, appHandle: string, shop: string | null, id: string): Promise<RunRecord | undefined> {
-  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid and ${tenantFilter(appHandle, shop)}`);
+export async function getRun(exec: Exec, t: Tenant, id: string): Promise<RunRecord | undefined> {
+  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
   return row;
 }
 

@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { RUN_STATUSES } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { isUuid } from '../db/sql.ts';
+import { type Tenant, isUuid, tenantWhere } from '../db/sql.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
@@ -31,8 +31,6 @@ export interface WatchDeps {
   /** Registers the hub's cleanup (wake the watchers, stop listening) with the runtime. */
   onClose?: (fn: () => Promise<void>) => void;
 }
-
-type Tenant = { appHandle: string; shop: string };
 
 interface Snapshot {
   run: RunRecord & { steps: StepRecord[] };
@@ -91,7 +89,7 @@ async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot |
       (select count(*)::int from steps s where s.run_id = runs.id) as "stepCount",
       (select to_json(max(coalesce(s.finished_at, s.started_at))) #>> '{}' from steps s where s.run_id = runs.id) as "stepsAt",
       coalesce((select l.id from logs l where l.run_id = runs.id order by l.id desc limit 1), 0) as "lastLogId"
-    from runs where id = ${id}::uuid and app_handle = ${t.appHandle} and shop = ${t.shop}`);
+    from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
   if (!row) return undefined;
   const { stepCount, stepsAt, lastLogId, ...run } = row;
   const steps = await listSteps(db.query, id);
@@ -171,7 +169,7 @@ export function watchApi(deps: WatchDeps): ApiRouteGroup[] {
   const home = new Hono<ApiEnv>();
   home.get('/', async (c) => {
     const t = c.get('tenant');
-    const tenant = sql`app_handle = ${t.appHandle} and shop = ${t.shop}`;
+    const tenant = tenantWhere(t);
     const [[{ since }], rows, failures] = await Promise.all([
       deps.db.query<{ since: string }>(sql`select to_json(now() - interval '24 hours') #>> '{}' as since`),
       deps.db.query<{ status: string; n: number }>(sql`

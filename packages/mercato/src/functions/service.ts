@@ -4,6 +4,7 @@
  * docs/functions.md describes the API this serves.
  */
 import type { AdminGraphqlClient, DiscountMode, FunctionDefinition } from '../app/types.ts';
+import type { Tenant } from '../db/sql.ts';
 import { NotFoundError, BadRequestError } from '../http/errors.ts';
 import { fieldMetadata } from '../providers/fields.ts';
 import { ADAPTERS, type Adapter, type AdapterContext, type DeployedFunction, modeOfId } from './adapters/index.ts';
@@ -21,11 +22,6 @@ export interface FunctionsDeps {
   functionCacheMs?: number;
 }
 
-export interface TenantRef {
-  appHandle: string;
-  shop: string;
-}
-
 const DEPLOYED_QUERY = 'query MercatoShopifyFunctions { shopifyFunctions(first: 100) { nodes { id handle apiType } } }';
 
 const NUMERIC_ID_TYPES: Record<string, string> = {
@@ -41,7 +37,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
   const ttl = deps.functionCacheMs ?? 60_000;
 
   /** The definition of a handle, if defined and authorized for the tenant; else 404 (the same answer for both). */
-  async function definitionFor(t: TenantRef, handle: string): Promise<FunctionDefinition> {
+  async function definitionFor(t: Tenant<string>, handle: string): Promise<FunctionDefinition> {
     const def = Object.values(deps.functions).find((d) => d.handle === handle);
     if (!def || (def.authorize && !(await def.authorize({ appHandle: t.appHandle, shop: t.shop })))) throw new NotFoundError(`Function "${handle}" is not defined`);
     return def;
@@ -54,7 +50,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
   }
 
   /** The deployed function of the handle (cached per app; a miss asks the platform again). */
-  async function deployed(t: TenantRef, client: Pick<AdminGraphqlClient, 'request'>, def: FunctionDefinition, signal?: AbortSignal): Promise<DeployedFunction | null> {
+  async function deployed(t: Tenant<string>, client: Pick<AdminGraphqlClient, 'request'>, def: FunctionDefinition, signal?: AbortSignal): Promise<DeployedFunction | null> {
     const find = (fns: DeployedFunction[]) => fns.find((f) => f.handle === def.handle && API_TYPES[def.type].includes(f.apiType.toLowerCase())) ?? null;
     const cached = cache.get(t.appHandle);
     if (cached && Date.now() - cached.at < ttl) {
@@ -67,7 +63,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
     return find(fns);
   }
 
-  async function contextFor(t: TenantRef, def: FunctionDefinition, signal?: AbortSignal): Promise<AdapterContext> {
+  async function contextFor(t: Tenant<string>, def: FunctionDefinition, signal?: AbortSignal): Promise<AdapterContext> {
     const client = deps.adminClient(t.appHandle, t.shop, signal);
     return { client, def, fn: await deployed(t, client, def, signal), signal };
   }
@@ -93,7 +89,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
 
   return {
     /** GET /api/functions */
-    async listDefinitions(t: TenantRef) {
+    async listDefinitions(t: Tenant<string>) {
       const out = [];
       for (const [key, def] of Object.entries(deps.functions)) {
         if (def.authorize && !(await def.authorize({ appHandle: t.appHandle, shop: t.shop }))) continue;
@@ -114,7 +110,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
     },
 
     /** GET /api/functions/:handle/instances */
-    async listInstances(t: TenantRef, handle: string, signal?: AbortSignal) {
+    async listInstances(t: Tenant<string>, handle: string, signal?: AbortSignal) {
       const def = await definitionFor(t, handle);
       const adapter = adapterFor(def);
       return platformCall(async () => {
@@ -125,7 +121,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
     },
 
     /** POST /api/functions/:handle/instances → 201 */
-    async createInstance(t: TenantRef, handle: string, rawBody: unknown, signal?: AbortSignal) {
+    async createInstance(t: Tenant<string>, handle: string, rawBody: unknown, signal?: AbortSignal) {
       const def = await definitionFor(t, handle);
       const adapter = adapterFor(def);
       const body = bodyObject(rawBody);
@@ -148,7 +144,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
     },
 
     /** PUT /api/functions/:handle/instances/:id */
-    async updateInstance(t: TenantRef, handle: string, rawId: string, rawBody: unknown, signal?: AbortSignal) {
+    async updateInstance(t: Tenant<string>, handle: string, rawId: string, rawBody: unknown, signal?: AbortSignal) {
       const def = await definitionFor(t, handle);
       const adapter = adapterFor(def);
       const body = bodyObject(rawBody);
@@ -171,7 +167,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
     },
 
     /** DELETE /api/functions/:handle/instances/:id[?mode=automatic|code] */
-    async deleteInstance(t: TenantRef, handle: string, rawId: string, rawMode: string | undefined, signal?: AbortSignal) {
+    async deleteInstance(t: Tenant<string>, handle: string, rawId: string, rawMode: string | undefined, signal?: AbortSignal) {
       const def = await definitionFor(t, handle);
       const adapter = adapterFor(def);
       let mode: DiscountMode | undefined;

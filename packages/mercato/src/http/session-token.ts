@@ -6,7 +6,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { isShopDomain } from '../app/shop.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
-import type { Tenant } from './types.ts';
+import type { SessionTenant } from './types.ts';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds. */
 export const SESSION_TOKEN_LEEWAY_SECONDS = 10;
@@ -44,7 +44,7 @@ export interface SessionTokenClaims {
 }
 
 export type SessionTokenResult =
-  | { ok: true; tenant: Tenant; claims: SessionTokenClaims }
+  | { ok: true; tenant: SessionTenant; claims: SessionTokenClaims }
   | { ok: false; reason: SessionTokenFailure; error: string };
 
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;

@@ -1,13 +1,12 @@
 import type { Hono } from 'hono';
 import type { PageKey, PageMode } from '../app/types.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
+import type { Tenant } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
 import type { Runtime } from '../runtime.ts';
 
-/** The authenticated tenant of an /api request: every data query filters by appHandle and shop. */
-export interface Tenant {
-  appHandle: string;
-  shop: string;
+/** The tenant a session token proves (an /api request): a shop's Tenant, with its app. Every data query filters by it. */
+export interface SessionTenant extends Tenant<string> {
   app: ResolvedApp;
 }
 
@@ -15,7 +14,7 @@ export type ApiEnv = {
   Variables: {
     requestId: string;
     runtime: Runtime;
-    tenant: Tenant;
+    tenant: SessionTenant;
   };
 };
 

@@ -4,8 +4,9 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
+import { type Tenant, tenantWhere } from '../db/sql.ts';
 import type { ParsedQuery } from './query.ts';
-import { type LogTenant, matchCondition, tenantCondition, withLogQuery } from './search.ts';
+import { matchCondition, withLogQuery } from './search.ts';
 import type { LogLevel } from './writer.ts';
 
 export const EXPORT_BATCH_SIZE = 5_000;
@@ -43,14 +44,14 @@ export function csvHeader(): string {
 /** The matching lines in batches, oldest first. Each batch is one short statement (nothing held open between batches). */
 export async function* exportBatches(
   db: Database,
-  tenant: LogTenant,
+  tenant: Tenant,
   runId: string,
   levels: readonly LogLevel[],
   query: ParsedQuery,
   batchSize = EXPORT_BATCH_SIZE,
 ): AsyncGenerator<ExportLine[]> {
   // The run's tenant is checked in every batch (one primary-key lookup), not only once before the download.
-  const cond = sql`${matchCondition(runId, levels, query.where)} and exists (select 1 from runs where id = ${runId}::uuid and ${tenantCondition(tenant)})`;
+  const cond = sql`${matchCondition(runId, levels, query.where)} and exists (select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)})`;
   let last = 0;
   for (;;) {
     const rows = await withLogQuery(db, null, (exec) =>

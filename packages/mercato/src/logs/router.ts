@@ -1,6 +1,7 @@
 /** GET /api/runs/:id/logs (search) and GET /api/runs/:id/logs/export (download). Another tenant's run is 404. */
 import { Hono } from 'hono';
 import type { Database } from '../db/engine.ts';
+import type { Tenant } from '../db/sql.ts';
 import { NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
@@ -14,7 +15,7 @@ export interface LogsApiDeps {
   logger: Logger;
 }
 
-async function requireRun(db: Database, tenant: { appHandle: string; shop: string }, runId: string) {
+async function requireRun(db: Database, tenant: Tenant, runId: string) {
   if (!(await runExists(db, tenant, runId))) throw new NotFoundError('Run not found');
 }
 

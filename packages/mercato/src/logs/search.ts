@@ -5,7 +5,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
-import { type Exec, isUuid } from '../db/sql.ts';
+import { type Exec, type Tenant, isUuid, tenantWhere } from '../db/sql.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
 import { toSql } from './sql.ts';
@@ -17,11 +17,6 @@ export const LOG_SEARCH_MAX_LIMIT = 200;
 export const LOG_COUNT_CAP = 10_000;
 /** PostgreSQL's statement_timeout for every log query (PGlite cannot interrupt a statement: there it has no effect). */
 export const LOG_QUERY_TIMEOUT_MS = 5_000;
-
-export interface LogTenant {
-  appHandle: string;
-  shop: string | null;
-}
 
 export interface LogRow {
   id: number;
@@ -56,14 +51,9 @@ export interface LogSearchResult {
   nextBefore: number | null;
 }
 
-export function tenantCondition(t: LogTenant): SQL {
-  // Equality (not IS NOT DISTINCT FROM) so the btree indexes on (app_handle, shop, ...) can be used.
-  return t.shop === null ? sql`app_handle = ${t.appHandle} and shop is null` : sql`app_handle = ${t.appHandle} and shop = ${t.shop}`;
-}
-
-export async function runExists(db: Database, tenant: LogTenant, runId: string): Promise<boolean> {
+export async function runExists(db: Database, tenant: Tenant, runId: string): Promise<boolean> {
   if (!isUuid(runId)) return false;
-  const rows = await db.query(sql`select 1 from runs where id = ${runId}::uuid and ${tenantCondition(tenant)}`);
+  const rows = await db.query(sql`select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)}`);
   return rows.length > 0;
 }
 
@@ -127,14 +117,14 @@ const LINE_COLUMNS = sql.raw(`l.id, l.level, l.message, l.data, l.step, l.attemp
  * (run_id, id) index, where it finds its matches quickly because they are many. The second statement reads the page's
  * lines and their context. Throws NotFoundError when the run is not the tenant's (checked in the same transaction).
  */
-export async function searchLogs(db: Database, tenant: LogTenant, runId: string, p: LogSearchParams): Promise<LogSearchResult> {
+export async function searchLogs(db: Database, tenant: Tenant, runId: string, p: LogSearchParams): Promise<LogSearchResult> {
   if (!isUuid(runId)) throw new NotFoundError('Run not found');
   const cond = matchCondition(runId, p.levels, p.query.where);
   const cursor = p.before !== undefined ? sql`id < ${p.before}` : sql`true`;
   const { before, after } = p.query;
 
   const found = await withLogQuery(db, p.query.where, async (exec) => {
-    if ((await exec(sql`select 1 from runs where id = ${runId}::uuid and ${tenantCondition(tenant)}`)).length === 0) return null;
+    if ((await exec(sql`select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)}`)).length === 0) return null;
     const [first] = await exec<{ n: number; page: number[] }>(sql`
       with m as materialized (select id from logs where ${cond} limit ${LOG_COUNT_CAP + 1})
       select (select count(*)::int from m) as n,

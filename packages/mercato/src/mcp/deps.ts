@@ -6,6 +6,7 @@
 import type { ResolvedApp } from '../app/platform.ts';
 import type { McpConfig, ResolvedConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
+import type { Tenant } from '../db/sql.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
@@ -20,7 +21,7 @@ export interface McpLogsIntegration {
    * exist in this tenant. A malformed query throws BadRequestError (answered -32602).
    */
   search(
-    tenant: { appHandle: string; shop: string },
+    tenant: Tenant<string>,
     runId: string,
     options: { query: string; levels: readonly LogLevelName[]; context: boolean; limit: number; signal: AbortSignal },
   ): Promise<{ logs: unknown[]; total: number } | null>;

@@ -1,6 +1,7 @@
 /** Every SQL statement of MCP tokens, audits and the installation hashing key. Tenant reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
+import { type Tenant, tenantWhere } from '../db/sql.ts';
 import { INSTALLATION_KEY_ID, newInstallationKey } from './secret.ts';
 
 export type TokenStatus = 'active' | 'disabled' | 'revoked';
@@ -39,8 +40,6 @@ const TOKEN_COLUMNS = sql.join(
   sql`, `,
 );
 
-const tenant = (appHandle: string, shop: string) => sql`app_handle = ${appHandle} and shop = ${shop}`;
-
 export async function insertToken(
   db: Query,
   row: { id: string; appHandle: string; shop: string; name: string; permissions: string[]; hash: string; keyId: string; fingerprint: string; expiresAt: Date | null },
@@ -53,20 +52,19 @@ export async function insertToken(
   return created!;
 }
 
-export function listTokens(db: Query, appHandle: string, shop: string): Promise<TokenRecord[]> {
-  return db.query<TokenRecord>(sql`select ${TOKEN_COLUMNS} from mcp_tokens where ${tenant(appHandle, shop)} order by created_at desc, id`);
+export function listTokens(db: Query, t: Tenant<string>): Promise<TokenRecord[]> {
+  return db.query<TokenRecord>(sql`select ${TOKEN_COLUMNS} from mcp_tokens where ${tenantWhere(t)} order by created_at desc, id`);
 }
 
-export async function getToken(db: Query, appHandle: string, shop: string, id: string): Promise<TokenRecord | undefined> {
-  const [row] = await db.query<TokenRecord>(sql`select ${TOKEN_COLUMNS} from mcp_tokens where id = ${id}::uuid and ${tenant(appHandle, shop)}`);
+export async function getToken(db: Query, t: Tenant<string>, id: string): Promise<TokenRecord | undefined> {
+  const [row] = await db.query<TokenRecord>(sql`select ${TOKEN_COLUMNS} from mcp_tokens where id = ${id}::uuid and ${tenantWhere(t)}`);
   return row;
 }
 
 /** Applies the given fields to a token that is not revoked; returns the row or undefined (missing or revoked, told apart by the caller). */
 export async function updateToken(
   db: Query,
-  appHandle: string,
-  shop: string,
+  t: Tenant<string>,
   id: string,
   fields: { name?: string; status?: 'active' | 'disabled'; expiresAt?: Date | null; permissions?: string[]; secret?: { hash: string; keyId: string; fingerprint: string } },
 ): Promise<TokenRecord | undefined> {
@@ -80,16 +78,16 @@ export async function updateToken(
   }
   const [row] = await db.query<TokenRecord>(sql`
     update mcp_tokens set ${sql.join(sets, sql`, `)}
-    where id = ${id}::uuid and ${tenant(appHandle, shop)} and status <> 'revoked'
+    where id = ${id}::uuid and ${tenantWhere(t)} and status <> 'revoked'
     returning ${TOKEN_COLUMNS}`);
   return row;
 }
 
 /** Revokes (idempotent); undefined when the token does not exist in this tenant. */
-export async function revokeToken(db: Query, appHandle: string, shop: string, id: string): Promise<TokenRecord | undefined> {
+export async function revokeToken(db: Query, t: Tenant<string>, id: string): Promise<TokenRecord | undefined> {
   const [row] = await db.query<TokenRecord>(sql`
     update mcp_tokens set status = 'revoked', revoked_at = coalesce(revoked_at, now()), updated_at = case when status = 'revoked' then updated_at else now() end
-    where id = ${id}::uuid and ${tenant(appHandle, shop)}
+    where id = ${id}::uuid and ${tenantWhere(t)}
     returning ${TOKEN_COLUMNS}`);
   return row;
 }
@@ -203,11 +201,11 @@ export interface AuditRecord {
   createdAt: string;
 }
 
-export function latestAudits(db: Query, appHandle: string, shop: string, tokenId: string, limit: number): Promise<AuditRecord[]> {
+export function latestAudits(db: Query, t: Tenant<string>, tokenId: string, limit: number): Promise<AuditRecord[]> {
   return db.query<AuditRecord>(sql`
     select id, kind, capability, permissions, required_permissions as "requiredPermissions", status, error, duration_ms as "durationMs",
       request_id as "requestId", target_shop as "targetShop", ${ts('created_at')} as "createdAt"
-    from mcp_audits where token_id = ${tokenId}::uuid and ${tenant(appHandle, shop)}
+    from mcp_audits where token_id = ${tokenId}::uuid and ${tenantWhere(t)}
     order by id desc limit ${limit}`);
 }
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/engine.ts';
 import type { AuthCache, AuthEntry } from './auth-cache.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
-import { isUuid } from '../db/sql.ts';
+import { type Tenant, isUuid } from '../db/sql.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
 import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
 import {
@@ -30,11 +30,6 @@ export const AUDITS_IN_DETAIL = 10;
 export const LAST_USED_INTERVAL_SECONDS = 60;
 export const MAX_NAME_LENGTH = 100;
 const DAY_MS = 86_400_000;
-
-export interface Tenant {
-  appHandle: string;
-  shop: string;
-}
 
 export interface TokenServiceDeps {
   db: Database;
@@ -113,17 +108,17 @@ const INVALID = 'Unknown or invalid MCP token';
 export function createTokenService(deps: TokenServiceDeps) {
   const { db, hasher } = deps;
 
-  async function mustExist(t: Tenant, id: string): Promise<TokenRecord> {
-    const token = isUuid(id) ? await getToken(db, t.appHandle, t.shop, id) : undefined;
+  async function mustExist(t: Tenant<string>, id: string): Promise<TokenRecord> {
+    const token = isUuid(id) ? await getToken(db, t, id) : undefined;
     if (!token) throw new NotFoundError('MCP token not found');
     return token;
   }
 
   /** Runs an update of a non-revoked token: 404 when missing, 409 when revoked. */
-  async function edit(t: Tenant, id: string, fields: Parameters<typeof updateToken>[4]): Promise<TokenRecord> {
+  async function edit(t: Tenant<string>, id: string, fields: Parameters<typeof updateToken>[3]): Promise<TokenRecord> {
     const existing = await mustExist(t, id);
     if (existing.status === 'revoked') throw new ConflictError('MCP token is revoked: it can no longer be edited or rotated');
-    const updated = await updateToken(db, t.appHandle, t.shop, id, fields);
+    const updated = await updateToken(db, t, id, fields);
     await deps.cache?.invalidate(id);
     if (!updated) throw new ConflictError('MCP token is revoked: it can no longer be edited or rotated');
     return updated;
@@ -154,9 +149,9 @@ export function createTokenService(deps: TokenServiceDeps) {
   }
 
   return {
-    list: (t: Tenant) => listTokens(db, t.appHandle, t.shop),
+    list: (t: Tenant<string>) => listTokens(db, t),
 
-    async create(t: Tenant, raw: unknown): Promise<{ token: TokenRecord; secret: string }> {
+    async create(t: Tenant<string>, raw: unknown): Promise<{ token: TokenRecord; secret: string }> {
       const body = checkFields(raw, ['name', 'permissions', 'expiresAt', 'expiresInDays'], '{ name, permissions?, expiresAt? | expiresInDays? }');
       const name = parseName(body.name);
       const permissions = body.permissions === undefined ? [] : parsePermissions(body.permissions, deps.knownPermissions());
@@ -169,14 +164,14 @@ export function createTokenService(deps: TokenServiceDeps) {
       return { token, secret: s.secret };
     },
 
-    async detail(t: Tenant, id: string): Promise<TokenRecord & { audits: AuditRecord[] }> {
+    async detail(t: Tenant<string>, id: string): Promise<TokenRecord & { audits: AuditRecord[] }> {
       const token = await mustExist(t, id);
-      return { ...token, audits: await latestAudits(db, t.appHandle, t.shop, id, AUDITS_IN_DETAIL) };
+      return { ...token, audits: await latestAudits(db, t, id, AUDITS_IN_DETAIL) };
     },
 
-    async patch(t: Tenant, id: string, raw: unknown): Promise<TokenRecord> {
+    async patch(t: Tenant<string>, id: string, raw: unknown): Promise<TokenRecord> {
       const body = checkFields(raw, ['name', 'status', 'expiresAt', 'expiresInDays'], '{ name?, status?, expiresAt? | expiresInDays? }');
-      const fields: Parameters<typeof updateToken>[4] = {};
+      const fields: Parameters<typeof updateToken>[3] = {};
       if (body.name !== undefined) fields.name = parseName(body.name);
       if (body.status !== undefined) {
         if (body.status !== 'active' && body.status !== 'disabled') {
@@ -190,20 +185,20 @@ export function createTokenService(deps: TokenServiceDeps) {
       return edit(t, id, fields);
     },
 
-    async setPermissions(t: Tenant, id: string, raw: unknown): Promise<TokenRecord> {
+    async setPermissions(t: Tenant<string>, id: string, raw: unknown): Promise<TokenRecord> {
       const body = checkFields(raw, ['permissions'], '{ permissions: [<permission key>] }');
       if (body.permissions === undefined) throw new BadRequestError('permissions: required', { field: 'permissions' });
       return edit(t, id, { permissions: parsePermissions(body.permissions, deps.knownPermissions()) });
     },
 
-    async rotate(t: Tenant, id: string): Promise<{ token: TokenRecord; secret: string }> {
+    async rotate(t: Tenant<string>, id: string): Promise<{ token: TokenRecord; secret: string }> {
       const s = await issueSecret((await mustExist(t, id)).id);
       const token = await edit(t, id, { secret: { hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint } });
       return { token, secret: s.secret };
     },
 
-    async revoke(t: Tenant, id: string): Promise<TokenRecord> {
-      const token = isUuid(id) ? await revokeToken(db, t.appHandle, t.shop, id) : undefined;
+    async revoke(t: Tenant<string>, id: string): Promise<TokenRecord> {
+      const token = isUuid(id) ? await revokeToken(db, t, id) : undefined;
       if (!token) throw new NotFoundError('MCP token not found');
       await deps.cache?.invalidate(id);
       return token;

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import type { Exec } from '../db/sql.ts';
+import { type Exec, tenantWhere } from '../db/sql.ts';
 import type { Secrets, StoredSecret } from '../secrets/types.ts';
 
 export type InstallationStatus = 'active' | 'uninstalled';
@@ -27,12 +27,12 @@ export function installationOwner(appHandle: string, shop: string): string {
 }
 
 export async function getInstallation(db: Pick<Database, 'query'>, appHandle: string, shop: string): Promise<InstallationRecord | undefined> {
-  const [row] = await db.query<InstallationRecord>(sql`select ${COLUMNS} from installations where app_handle = ${appHandle} and shop = ${shop}`);
+  const [row] = await db.query<InstallationRecord>(sql`select ${COLUMNS} from installations where ${tenantWhere({ appHandle, shop })}`);
   return row;
 }
 
 export async function isInstalled(exec: Exec, appHandle: string, shop: string): Promise<boolean> {
-  const rows = await exec(sql`select 1 from installations where app_handle = ${appHandle} and shop = ${shop} and status = 'active'`);
+  const rows = await exec(sql`select 1 from installations where ${tenantWhere({ appHandle, shop })} and status = 'active'`);
   return rows.length > 0;
 }
 
@@ -44,7 +44,7 @@ export async function listActiveInstallations(db: Pick<Database, 'query'>, appHa
 /** The decrypted offline access token of an active installation, or undefined. */
 export async function getAccessToken(db: Pick<Database, 'query'>, secrets: Secrets, appHandle: string, shop: string): Promise<string | undefined> {
   const [row] = await db.query<{ token: StoredSecret }>(
-    sql`select access_token as token from installations where app_handle = ${appHandle} and shop = ${shop} and status = 'active'`,
+    sql`select access_token as token from installations where ${tenantWhere({ appHandle, shop })} and status = 'active'`,
   );
   if (!row?.token) return undefined;
   return secrets.decrypt<string>(row.token, installationOwner(appHandle, shop));
@@ -69,13 +69,13 @@ export async function saveInstallation(exec: Exec, secrets: Secrets, input: { ap
 export async function markUninstalled(exec: Exec, appHandle: string, shop: string, before?: string | null): Promise<boolean> {
   const rows = await exec(sql`
     update installations set status = 'uninstalled', access_token = null, uninstalled_at = now(), updated_at = now()
-    where app_handle = ${appHandle} and shop = ${shop} and status = 'active'
+    where ${tenantWhere({ appHandle, shop })} and status = 'active'
       ${before ? sql`and installed_at <= ${before}::timestamptz` : sql``}
     returning shop`);
   return rows.length > 0;
 }
 
 export async function deleteInstallation(exec: Exec, appHandle: string, shop: string): Promise<number> {
-  const rows = await exec(sql`delete from installations where app_handle = ${appHandle} and shop = ${shop} returning shop`);
+  const rows = await exec(sql`delete from installations where ${tenantWhere({ appHandle, shop })} returning shop`);
   return rows.length;
 }

@@ -8,11 +8,9 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { dbErrorCode } from '../db/engine.ts';
-import type { Exec } from '../db/sql.ts';
+import { type Exec, type Tenant, tenantWhere } from '../db/sql.ts';
 
-export interface ShopDataScope {
-  appHandle: string;
-  shop: string;
+export interface ShopDataScope extends Tenant<string> {
   /** A run to keep (the one erasing). */
   keepRunId?: string;
 }
@@ -50,7 +48,7 @@ function deleteStatement(t: TenantTable, scope: ShopDataScope): SQL {
   let keep = sql``;
   if (scope.keepRunId && t.table === 'runs') keep = sql` and id <> ${scope.keepRunId}::uuid`;
   else if (scope.keepRunId && t.hasRunId) keep = sql` and run_id is distinct from ${scope.keepRunId}::uuid`;
-  return sql`delete from ${sql.raw(`"${t.table}"`)} where app_handle = ${scope.appHandle} and shop = ${scope.shop}${keep}`;
+  return sql`delete from ${sql.raw(`"${t.table}"`)} where ${tenantWhere(scope)}${keep}`;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Every SQL statement of provider configs. Rows are tenant-scoped by (app_handle, shop). */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
+import { tenantWhere } from '../db/sql.ts';
 import type { StoredSecret } from '../secrets/types.ts';
 
 export interface ProviderRow {
@@ -13,12 +14,12 @@ export interface ProviderRow {
 const COLUMNS = sql.raw(`provider, config, to_json(last_checked_at) #>> '{}' as "lastCheckedAt", last_check_ok as "lastCheckOk"`);
 
 export function listProviderRows(db: Database, appHandle: string, shop: string) {
-  return db.query<ProviderRow>(sql`select ${COLUMNS} from provider_configs where app_handle = ${appHandle} and shop = ${shop}`);
+  return db.query<ProviderRow>(sql`select ${COLUMNS} from provider_configs where ${tenantWhere({ appHandle, shop })}`);
 }
 
 export async function getProviderRow(db: Database, appHandle: string, shop: string, provider: string): Promise<ProviderRow | undefined> {
   const [row] = await db.query<ProviderRow>(
-    sql`select ${COLUMNS} from provider_configs where app_handle = ${appHandle} and shop = ${shop} and provider = ${provider}`,
+    sql`select ${COLUMNS} from provider_configs where ${tenantWhere({ appHandle, shop })} and provider = ${provider}`,
   );
   return row;
 }
@@ -34,7 +35,7 @@ export async function upsertProviderConfig(db: Database, appHandle: string, shop
 export async function recordCheck(db: Database, appHandle: string, shop: string, provider: string, ok: boolean): Promise<{ lastCheckedAt: string } | null> {
   const [row] = await db.query<{ lastCheckedAt: string }>(sql`
     update provider_configs set last_checked_at = now(), last_check_ok = ${ok}
-    where app_handle = ${appHandle} and shop = ${shop} and provider = ${provider}
+    where ${tenantWhere({ appHandle, shop })} and provider = ${provider}
     returning to_json(last_checked_at) #>> '{}' as "lastCheckedAt"`);
   return row ?? null;
 }

@@ -36,7 +36,7 @@ describeEngines('MCP audit writer', (get) => {
 
     const results = await Promise.allSettled([write(audit(100)), write(audit(101)), write(audit(102, 'weird')), write(audit(103))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    const latest = await latestAudits(db, TENANT.appHandle, TENANT.shop, token.id, 10);
+    const latest = await latestAudits(db, TENANT, token.id, 10);
     expect(latest.map((a) => a.capability).slice(0, 3).sort()).toEqual(['tool.100', 'tool.101', 'tool.103'].sort());
     expect(latest.some((a) => a.capability === 'tool.102')).toBe(false);
   });
