@@ -4,6 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
+import { isoTs } from '../db/sql.ts';
 
 export interface Clock {
   now(): Promise<Date>;
@@ -13,7 +14,7 @@ export interface Clock {
 export function databaseClock(db: Pick<Database, 'query'>): Clock {
   return {
     async now() {
-      const [row] = await db.query<{ now: string }>(sql`select to_json(now()) #>> '{}' as now`);
+      const [row] = await db.query<{ now: string }>(sql`select ${isoTs('now()')} as now`);
       return new Date(row!.now);
     },
   };

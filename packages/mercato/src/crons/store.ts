@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, tenantWhere } from '../db/sql.ts';
+import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 
 type Query = Pick<Database, 'query'>;
 
@@ -90,7 +90,7 @@ export interface TickRecord {
 /** The latest tick of each cron for one tenant (shop null: the global crons): cron key → tick. */
 export async function latestTicks(db: Query, t: Tenant): Promise<Map<string, TickRecord>> {
   const rows = await db.query<TickRecord & { cronKey: string }>(sql`
-    select distinct on (cron_key) cron_key as "cronKey", to_json(fire_at) #>> '{}' as "fireAt", status, reason, run_id as "runId"
+    select distinct on (cron_key) cron_key as "cronKey", ${isoTs('fire_at')} as "fireAt", status, reason, run_id as "runId"
     from cron_ticks where ${rowTenant(t)}
     order by cron_key, fire_at desc`);
   return new Map(rows.map(({ cronKey, ...tick }) => [cronKey, tick]));

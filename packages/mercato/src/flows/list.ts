@@ -2,7 +2,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, tenantWhere } from '../db/sql.ts';
+import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import { BadRequestError } from '../http/errors.ts';
 import { describeBadText, hasBadText } from '../db/text.ts';
 
@@ -91,12 +91,11 @@ export interface RunListRow {
   errorSummary: string | null;
 }
 
-const ts = (col: string) => sql.raw(`to_json(${col}) #>> '{}'`);
 const LIST_COLUMNS = sql.join(
   [
     sql.raw('id, flow_name as "flowName", status, attempt - attempt_base as attempt, trigger, app_handle as "appHandle", shop, parent_run_id as "parentRunId"'),
-    sql`${ts('created_at')} as "createdAt", ${ts('started_at')} as "startedAt", ${ts('finished_at')} as "finishedAt"`,
-    sql`${ts('updated_at')} as "updatedAt", ${ts('available_at')} as "availableAt"`,
+    sql`${isoTs('created_at')} as "createdAt", ${isoTs('started_at')} as "startedAt", ${isoTs('finished_at')} as "finishedAt"`,
+    sql`${isoTs('updated_at')} as "updatedAt", ${isoTs('available_at')} as "availableAt"`,
     sql.raw(`case when error is null then null else left(coalesce(error->>'name', 'Error') || ': ' || coalesce(error->>'message', ''), ${ERROR_SUMMARY_CHARS}) end as "errorSummary"`),
   ],
   sql`, `,

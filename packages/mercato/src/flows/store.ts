@@ -1,25 +1,23 @@
 /** Every SQL statement of runs and steps. Tenant-scoped reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
 import type { RetryPolicy, RunStatus } from '../app/types.ts';
-import { type Exec, type Tenant, tenantWhere } from '../db/sql.ts';
+import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import { MAX_TIMER_MS } from './policy.ts';
 
 export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
 export const RUNS_CHANNEL = 'mercato_runs';
 export const CANCEL_CHANNEL = 'mercato_cancel';
 
-const ts = (col: string) => sql.raw(`to_json(${col}) #>> '{}'`);
-
 /** Columns of a run as the API shows them (timestamps as ISO strings on both drivers). */
 export const RUN_COLUMNS = sql.join(
   [
     sql.raw('id, app_handle as "appHandle", shop, flow_name as "flowName", status, trigger, input, output, error'),
     sql.raw('attempt - attempt_base as attempt, lost_leases as "lostLeases", retry_policy as "retryPolicy", parent_run_id as "parentRunId"'),
-    sql`${ts('created_at')} as "createdAt"`,
-    sql`${ts('started_at')} as "startedAt"`,
-    sql`${ts('finished_at')} as "finishedAt"`,
-    sql`${ts('updated_at')} as "updatedAt"`,
-    sql`${ts('available_at')} as "availableAt"`,
+    sql`${isoTs('created_at')} as "createdAt"`,
+    sql`${isoTs('started_at')} as "startedAt"`,
+    sql`${isoTs('finished_at')} as "finishedAt"`,
+    sql`${isoTs('updated_at')} as "updatedAt"`,
+    sql`${isoTs('available_at')} as "availableAt"`,
   ],
   sql`, `,
 );
@@ -106,7 +104,7 @@ export async function getRunById(exec: Exec, id: string): Promise<RunRecord | un
 
 export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
   return exec<StepRecord>(sql`
-    select name, status, attempt, result, error, ${ts('started_at')} as "startedAt", ${ts('finished_at')} as "finishedAt",
+    select name, status, attempt, result, error, ${isoTs('started_at')} as "startedAt", ${isoTs('finished_at')} as "finishedAt",
       case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs"
     from steps where run_id = ${runId}::uuid order by started_at, name`);
 }
@@ -277,7 +275,7 @@ export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attempt
       on conflict (run_id, name) do update set status = 'sleeping', result = excluded.result, attempt = excluded.attempt
       returning run_id
     )
-    select to_json(available_at) #>> '{}' as "wakeAt" from parked`);
+    select ${isoTs('available_at')} as "wakeAt" from parked`);
   return rows[0] ? new Date(rows[0].wakeAt) : null;
 }
 

@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { RUN_STATUSES } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, isUuid, tenantWhere } from '../db/sql.ts';
+import { type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
 import { BadRequestError, NotFoundError } from '../http/errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
@@ -87,7 +87,7 @@ async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot |
   const [row] = await db.query<RunRecord & { stepCount: number; stepsAt: string | null; lastLogId: number | string }>(sql`
     select ${RUN_COLUMNS},
       (select count(*)::int from steps s where s.run_id = runs.id) as "stepCount",
-      (select to_json(max(coalesce(s.finished_at, s.started_at))) #>> '{}' from steps s where s.run_id = runs.id) as "stepsAt",
+      (select ${isoTs('max(coalesce(s.finished_at, s.started_at))')} from steps s where s.run_id = runs.id) as "stepsAt",
       coalesce((select l.id from logs l where l.run_id = runs.id order by l.id desc limit 1), 0) as "lastLogId"
     from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
   if (!row) return undefined;
@@ -171,11 +171,11 @@ export function watchApi(deps: WatchDeps): ApiRouteGroup[] {
     const t = c.get('tenant');
     const tenant = tenantWhere(t);
     const [[{ since }], rows, failures] = await Promise.all([
-      deps.db.query<{ since: string }>(sql`select to_json(now() - interval '24 hours') #>> '{}' as since`),
+      deps.db.query<{ since: string }>(sql`select ${isoTs("now() - interval '24 hours'")} as since`),
       deps.db.query<{ status: string; n: number }>(sql`
         select status, count(*)::int as n from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
       deps.db.query<{ id: string; flowName: string; createdAt: string; finishedAt: string | null; error: { name?: string; message?: string } | null }>(sql`
-        select id, flow_name as "flowName", to_json(created_at) #>> '{}' as "createdAt", to_json(finished_at) #>> '{}' as "finishedAt", error
+        select id, flow_name as "flowName", ${isoTs('created_at')} as "createdAt", ${isoTs('finished_at')} as "finishedAt", error
         from runs where ${tenant} and status = 'failed' order by created_at desc, id desc limit ${RECENT_FAILURES}`),
     ]);
     const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<string, number>;

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, tenantWhere } from '../db/sql.ts';
+import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import type { ParsedQuery } from './query.ts';
 import { matchCondition, withLogQuery } from './search.ts';
 import type { LogLevel } from './writer.ts';
@@ -56,7 +56,7 @@ export async function* exportBatches(
   for (;;) {
     const rows = await withLogQuery(db, null, (exec) =>
       exec<ExportLine>(sql`
-        select id, to_json(created_at) #>> '{}' as "createdAt", level, step, attempt, message, data
+        select id, ${isoTs('created_at')} as "createdAt", level, step, attempt, message, data
         from logs where ${cond} and id > ${last} order by id asc nulls first limit ${batchSize}`),
     );
     if (rows.length === 0) return;

@@ -5,7 +5,7 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
-import { type Exec, type Tenant, isUuid, tenantWhere } from '../db/sql.ts';
+import { type Exec, type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
 import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
 import { toSql } from './sql.ts';
@@ -108,7 +108,7 @@ export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn:
   }
 }
 
-const LINE_COLUMNS = sql.raw(`l.id, l.level, l.message, l.data, l.step, l.attempt, to_json(l.created_at) #>> '{}' as "createdAt"`);
+const LINE_COLUMNS = sql`l.id, l.level, l.message, l.data, l.step, l.attempt, ${isoTs('l.created_at')} as "createdAt"`;
 
 /**
  * Two statements. The first collects at most LOG_COUNT_CAP + 1 matching ids once (whichever index serves the

@@ -1,7 +1,7 @@
 /** Every SQL statement of MCP tokens, audits and the installation hashing key. Tenant reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, tenantWhere } from '../db/sql.ts';
+import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import { INSTALLATION_KEY_ID, newInstallationKey } from './secret.ts';
 
 export type TokenStatus = 'active' | 'disabled' | 'revoked';
@@ -9,7 +9,6 @@ export const TOKEN_STATUSES: readonly TokenStatus[] = ['active', 'disabled', 're
 export type AuditStatus = 'ok' | 'error' | 'denied' | 'timeout';
 
 type Query = Pick<Database, 'query'>;
-const ts = (col: string) => sql.raw(`to_json(${col}) #>> '{}'`);
 
 /** Public metadata of a token: never the secret nor its hash. */
 export interface TokenRecord {
@@ -30,12 +29,12 @@ export interface TokenRecord {
 const TOKEN_COLUMNS = sql.join(
   [
     sql.raw('id, name, permissions, status, fingerprint'),
-    sql`${ts('expires_at')} as "expiresAt"`,
+    sql`${isoTs('expires_at')} as "expiresAt"`,
     sql.raw('(expires_at is not null and expires_at <= now()) as expired'),
-    sql`${ts('last_used_at')} as "lastUsedAt"`,
-    sql`${ts('created_at')} as "createdAt"`,
-    sql`${ts('updated_at')} as "updatedAt"`,
-    sql`${ts('revoked_at')} as "revokedAt"`,
+    sql`${isoTs('last_used_at')} as "lastUsedAt"`,
+    sql`${isoTs('created_at')} as "createdAt"`,
+    sql`${isoTs('updated_at')} as "updatedAt"`,
+    sql`${isoTs('revoked_at')} as "revokedAt"`,
   ],
   sql`, `,
 );
@@ -204,7 +203,7 @@ export interface AuditRecord {
 export function latestAudits(db: Query, t: Tenant<string>, tokenId: string, limit: number): Promise<AuditRecord[]> {
   return db.query<AuditRecord>(sql`
     select id, kind, capability, permissions, required_permissions as "requiredPermissions", status, error, duration_ms as "durationMs",
-      request_id as "requestId", target_shop as "targetShop", ${ts('created_at')} as "createdAt"
+      request_id as "requestId", target_shop as "targetShop", ${isoTs('created_at')} as "createdAt"
     from mcp_audits where token_id = ${tokenId}::uuid and ${tenantWhere(t)}
     order by id desc limit ${limit}`);
 }

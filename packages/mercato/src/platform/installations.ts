@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { type Exec, tenantWhere } from '../db/sql.ts';
+import { type Exec, isoTs, tenantWhere } from '../db/sql.ts';
 import type { Secrets, StoredSecret } from '../secrets/types.ts';
 
 export type InstallationStatus = 'active' | 'uninstalled';
@@ -18,8 +18,7 @@ export interface InstallationRecord {
   uninstalledAt: string | null;
 }
 
-const ts = (col: string) => sql.raw(`to_json(${col}) #>> '{}'`);
-const COLUMNS = sql`app_handle as "appHandle", shop, scopes, status, ${ts('installed_at')} as "installedAt", ${ts('uninstalled_at')} as "uninstalledAt"`;
+const COLUMNS = sql`app_handle as "appHandle", shop, scopes, status, ${isoTs('installed_at')} as "installedAt", ${isoTs('uninstalled_at')} as "uninstalledAt"`;
 
 /** The associated data that binds an access token to its installation row. */
 export function installationOwner(appHandle: string, shop: string): string {

@@ -1,7 +1,7 @@
 /** Every SQL statement of provider configs. Rows are tenant-scoped by (app_handle, shop). */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { tenantWhere } from '../db/sql.ts';
+import { isoTs, tenantWhere } from '../db/sql.ts';
 import type { StoredSecret } from '../secrets/types.ts';
 
 export interface ProviderRow {
@@ -11,7 +11,7 @@ export interface ProviderRow {
   lastCheckOk: boolean | null;
 }
 
-const COLUMNS = sql.raw(`provider, config, to_json(last_checked_at) #>> '{}' as "lastCheckedAt", last_check_ok as "lastCheckOk"`);
+const COLUMNS = sql`provider, config, ${isoTs('last_checked_at')} as "lastCheckedAt", last_check_ok as "lastCheckOk"`;
 
 export function listProviderRows(db: Database, appHandle: string, shop: string) {
   return db.query<ProviderRow>(sql`select ${COLUMNS} from provider_configs where ${tenantWhere({ appHandle, shop })}`);
@@ -36,6 +36,6 @@ export async function recordCheck(db: Database, appHandle: string, shop: string,
   const [row] = await db.query<{ lastCheckedAt: string }>(sql`
     update provider_configs set last_checked_at = now(), last_check_ok = ${ok}
     where ${tenantWhere({ appHandle, shop })} and provider = ${provider}
-    returning to_json(last_checked_at) #>> '{}' as "lastCheckedAt"`);
+    returning ${isoTs('last_checked_at')} as "lastCheckedAt"`);
   return row ?? null;
 }
