@@ -43,8 +43,8 @@ export const pairKey = (shop: string | null, cronKey: string) => `${toRow(shop)}
 
 export type TickStatus = 'dispatched' | 'conflict' | 'skipped' | 'failed';
 
+/** A tick to claim: its tenant (`shop` null for a global cron), cron, fire time and claimer. */
 export interface TickClaim extends Tenant {
-  /** `shop` is null for a global cron. */
   cronKey: string;
   fireAt: Date;
   schedulerId: string;
