@@ -25,7 +25,8 @@ import { createLogger, type Logger } from '../logger.ts';
 import { loadRuntimeEnv } from '../app/env.ts';
 import { redactUrl } from './migrate.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
-import { CliError, type LoadedConfig, loadConfig } from './load-config.ts';
+import { CliError, type LoadedConfig, findConfigFile, loadConfig } from './load-config.ts';
+import { dirname } from 'node:path';
 import { type CliIo, type CliValues, reportError } from './main.ts';
 import { attachTerminal } from './terminal.ts';
 import { watchProject } from './dev-watch.ts';
@@ -98,28 +99,30 @@ interface Generation {
 async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const env = io.env;
   const started = Date.now();
-  let loaded = await loadConfig(io.cwd, values.config);
-  const filled = applyDevDefaults(env, loaded.instance.config.shopify);
   // the environment is read once for the session (the database, the ports); the config may change, the env does not
-  let sessionEnv;
-  try {
-    sessionEnv = loadRuntimeEnv(env, { projectDir: loaded.projectDir, mode: 'dev' });
-  } catch (error) {
-    loaded.dispose();
-    throw error;
-  }
+  const projectDir = dirname(findConfigFile(io.cwd, values.config));
+  const sessionEnv = loadRuntimeEnv(env, { projectDir, mode: 'dev' });
   const simPort = values.simPort ?? (env.MERCATO_SIM_PORT ? Number(env.MERCATO_SIM_PORT) : values.port === 0 ? 0 : DEFAULT_SIM_PORT);
   if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535) throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
-  let devPlatform: DevPlatform | undefined;
-  try {
-    devPlatform = await startDevPlatform(env, { port: simPort });
-  } catch (error) {
-    loaded.dispose();
-    if (error instanceof SimulatorPortError) throw new CliError(error.message);
-    throw error;
+  // the slow steps of a start at once: bundle and import the app, open the database, start the simulator
+  const [loadedResult, dbResult, simResult] = await Promise.allSettled([
+    loadConfig(io.cwd, values.config),
+    openDatabase(sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir }),
+    startDevPlatform(env, { port: simPort }),
+  ]);
+  if (loadedResult.status === 'rejected' || dbResult.status === 'rejected' || simResult.status === 'rejected') {
+    if (loadedResult.status === 'fulfilled') loadedResult.value.dispose();
+    if (dbResult.status === 'fulfilled') await dbResult.value.close().catch(() => {});
+    if (simResult.status === 'fulfilled') await simResult.value?.close().catch(() => {});
+    const failed = [loadedResult, simResult, dbResult].find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    if (failed.reason instanceof SimulatorPortError) throw new CliError(failed.reason.message);
+    throw failed.reason;
   }
+  let loaded = loadedResult.value;
+  const db: Database = dbResult.value;
+  const devPlatform: DevPlatform | undefined = simResult.value;
+  const filled = applyDevDefaults(env, loaded.instance.config.shopify);
   const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
-  const db: Database = await openDatabase(sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir });
   const cleanups: Array<() => Promise<void> | void> = [async () => devPlatform?.close(), () => db.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((error) => logger.error({ err: error }, 'error while stopping'));

@@ -13,18 +13,21 @@ import { signSessionToken } from '../http/session-token.ts';
 
 export async function installDevShops(runtime: Pick<Runtime, 'db' | 'secrets' | 'logger' | 'env' | 'platform'>, shops: string[]): Promise<number> {
   const exec = runtime.db.query;
-  let installed = 0;
-  for (const app of runtime.platform.apps) {
-    for (const shop of shops) {
+  const pairs = runtime.platform.apps.flatMap((app) => shops.map((shop) => ({ app, shop })));
+  // all at once: each is an exchange with the local simulator and one upsert
+  const outcomes = await Promise.all(
+    pairs.map(async ({ app, shop }) => {
       try {
         const sessionToken = signSessionToken({ apiKey: app.apiKey, apiSecret: app.apiSecret, shop, ttlSeconds: 60 });
         const token = await exchangeSessionToken({ app, shop, sessionToken, platformOrigin: runtime.env.platformOrigin });
         await saveInstallation(exec, runtime.secrets, { appHandle: app.handle, shop, accessToken: token.accessToken, scopes: token.scopes });
-        installed++;
+        return true;
       } catch (error) {
         runtime.logger.warn({ appHandle: app.handle, shop, error: (error as Error).message }, 'could not install the app on a simulator shop at start-up; the first admin request will');
+        return false;
       }
-    }
-  }
+    }),
+  );
+  const installed = outcomes.filter(Boolean).length;
   return installed;
 }
