@@ -461,7 +461,7 @@ describe('docs/getting-started.md, followed in a new directory with the packed p
         expect(section.blocks.map((b) => b.lang)).toEqual(['sh']);
         expect(commandsOf(section.blocks[0]!)).toEqual(['npm install', 'npm start']);
         const root = JSON.parse(readFileSync(join(WORKSPACE, 'package.json'), 'utf8'));
-        expect(root.scripts.start).toMatch(/npm run start --workspace examples\/demo$/);
+        expect(root.scripts.start).toMatch(/cd examples\/demo && mercato dev$/);
         expect(JSON.parse(readFileSync(join(WORKSPACE, 'examples', 'demo', 'package.json'), 'utf8')).scripts.start).toBe('mercato dev');
       });
       continue;
