@@ -2,6 +2,7 @@ import type { Runtime } from '../runtime.ts';
 import { Worker } from './worker.ts';
 import { createConnectors } from '../providers/service.ts';
 import { adminClientFor } from '../platform/index.ts';
+import { InvalidDispatchError } from '../routes/errors.ts';
 
 export { Worker, DEFAULT_MAX_LOST_LEASES, type WorkerOptions } from './worker.ts';
 
@@ -17,8 +18,11 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
       adminClient: (appHandle, shop, signal) =>
         adminClientFor({ db: runtime.db, secrets: runtime.secrets, platform: runtime.platform, platformOrigin: runtime.env.platformOrigin, logger: runtime.logger }, appHandle, shop, signal),
       connectors: (appHandle, shop) => createConnectors({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, appHandle, shop) as any,
-      dispatch: ({ appHandle, shop, flowName, input, trigger, retryPolicy, parentRunId }) =>
-        runtime.dispatch({ appHandle, shop: shop ?? null, flowName, input, trigger: trigger as any, retryPolicy, parentRunId }),
+      dispatch: async ({ appHandle, shop, flowName, input, trigger, retryPolicy, parentRunId }) => {
+        // ctx.dispatchFlow({ shopifyApp }) names any handle: only an app of this config may own a run
+        if (!runtime.platform.byHandle(appHandle)) throw new InvalidDispatchError(`shopifyApp: unknown app handle "${appHandle}"`, { field: 'shopifyApp' });
+        return runtime.dispatch({ appHandle, shop: shop ?? null, flowName, input, trigger: trigger as any, retryPolicy, parentRunId });
+      },
     },
     config: runtime.config.worker,
     concurrency: options.concurrency,

@@ -6,6 +6,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { MAX_STEP_RESULT_BYTES } from '../../src/flows/engine.ts';
 import { cancelRun } from '../../src/flows/lifecycle.ts';
 import { FAST_WORKER, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { InvalidDispatchError } from '../../src/routes/errors.ts';
 
 // Per-test knobs and counters read by the flows below.
 const calls = new Map<string, number>();
@@ -145,6 +146,18 @@ const flows = {
     async run(ctx) {
       const child = await ctx.step('dispatch', () => ctx.dispatchFlow({ flowName: 'threeSteps', input: { n: 5 } }));
       return child;
+    },
+  }),
+  dispatchesToUnknownApp: app.defineFlow({
+    name: 'dispatchesToUnknownApp',
+    input: z.object({}),
+    async run(ctx) {
+      try {
+        await ctx.dispatchFlow({ flowName: 'threeSteps', input: { n: 1 }, shopifyApp: 'unknown' });
+        return { refused: false };
+      } catch (error) {
+        return { refused: true, name: (error as Error).name, message: (error as Error).message, field: (error as { field?: string }).field, typed: error instanceof InvalidDispatchError };
+      }
     },
   }),
 };
@@ -331,5 +344,14 @@ describeEngines('run engine', (get) => {
       sql`select shop, trigger, parent_run_id as parent from runs where id = ${run.output.runId}::uuid`,
     );
     expect(row).toEqual({ shop: SHOP, trigger: 'flow', parent: runId });
+  });
+
+  it('ctx.dispatchFlow refuses an unknown app handle with InvalidDispatchError and writes no run', async () => {
+    const runId = await dispatch('dispatchesToUnknownApp');
+    const run = await waitForRun(get().db, runId);
+    expect(run.status).toBe('completed');
+    expect(run.output).toEqual({ refused: true, name: 'InvalidDispatchError', message: 'shopifyApp: unknown app handle "unknown"', field: 'shopifyApp', typed: true });
+    const rows = await get().db.query<{ n: number }>(sql`select count(*)::int as n from runs where app_handle = 'unknown'`);
+    expect(rows).toEqual([{ n: 0 }]);
   });
 });
