@@ -20,3 +20,4 @@ export { ShopNotInstalledError, InvalidShopError, FlowConcurrencyError, FlowNotF
 export { ProviderNotConfiguredError, type ProviderNotConfiguredReason } from './providers/errors.ts';
 export { createRuntime, type Runtime, type CreateRuntimeOptions } from './runtime.ts';
 export { MERCATO_VERSION } from './version.ts';
+export { NonRetriableError, RetryAfterError } from './flows/errors.ts';

@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts';
 import { createRunLogger, writeLog } from '../logs/writer.ts';
 import {
   DeterminismError,
+  RetryAfterError,
   RunInterruptedError,
   SleepInterrupt,
   StepOptionsError,
@@ -89,7 +90,8 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
 
   const fail = async (error: unknown, retryable: boolean) => {
     const final = !retryable || run.budgetAttempt >= policy.maxAttempts;
-    const delay = final ? 0 : retryDelayMs(policy, run.budgetAttempt);
+    // a RetryAfterError names the delay itself (a 429's Retry-After), instead of the policy's backoff
+    const delay = final ? 0 : error instanceof RetryAfterError ? error.retryAfterMs : retryDelayMs(policy, run.budgetAttempt);
     const serialized = serializeError(error);
     await flushLogs();
     await writeLog(exec, {

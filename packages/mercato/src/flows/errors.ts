@@ -1,4 +1,6 @@
 import { cleanText } from '../db/text.ts';
+import type { Duration } from '../app/types.ts';
+import { parseDuration } from './policy.ts';
 
 /** Errors of the run engine. `retryable: false` fails the run at once, whatever the retry policy says. */
 export class FlowError extends Error {
@@ -74,5 +76,44 @@ function safeString(value: unknown): string {
     return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
+  }
+}
+
+/**
+ * Thrown by flow code (in a step or in the flow body): the run fails at once, without the retries its policy allows.
+ * For errors that another attempt cannot fix (a refused input, a record that does not exist). docs/flows.md, Retries.
+ */
+export class NonRetriableError extends Error {
+  readonly retryable = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NonRetriableError';
+  }
+}
+
+/** The longest delay a RetryAfterError may ask for: 30 days. */
+export const MAX_RETRY_AFTER_MS = 30 * 86_400_000;
+
+/**
+ * Thrown by flow code: this attempt failed, and the next one must not start before `retryAfter` (milliseconds, a
+ * duration such as `'30s'`, or a Date) — instead of the policy's backoff. Still a failed attempt: on the last attempt
+ * the run fails. For a platform or API that said when to come back (HTTP 429 `Retry-After`). docs/flows.md, Retries.
+ */
+export class RetryAfterError extends Error {
+  /** The delay before the next attempt, in milliseconds (a Date is turned into the time left until it, at least 0). */
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfter: number | string | Date, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetryAfterError';
+    let ms: number;
+    try {
+      ms = retryAfter instanceof Date ? Math.max(0, retryAfter.getTime() - Date.now()) : parseDuration(retryAfter as Duration);
+    } catch {
+      ms = Number.NaN;
+    }
+    if (!Number.isFinite(ms) || ms < 0 || ms > MAX_RETRY_AFTER_MS) {
+      throw new RangeError(`RetryAfterError: retryAfter must be from 0 ms to 30 days (a number of milliseconds, a duration like '30s', or a Date); got ${String(retryAfter)}`);
+    }
+    this.retryAfterMs = Math.round(ms);
   }
 }
