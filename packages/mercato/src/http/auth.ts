@@ -29,7 +29,7 @@ export function sessionAuth(platform: Pick<ResolvedPlatform, 'byApiKey'>): Middl
     if (header === undefined || header.trim() === '') throw unauthorized(AUTH_ERRORS.missing);
     const match = BEARER_RE.exec(header);
     if (!match) throw unauthorized(AUTH_ERRORS.scheme);
-    const result = verifySessionToken(match[1]!, platform);
+    const result = await verifySessionToken(match[1]!, platform);
     if (!result.ok) throw unauthorized(result.error);
     c.set('tenant', result.tenant);
     await next();

@@ -1,9 +1,13 @@
 /**
- * Platform session tokens (JWT, HS256) with node:crypto only. The rules are in docs/admin-api.md
- * ("Authentication"): three base64url parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of
- * our apps' API keys, `exp`/`nbf` with at most SESSION_TOKEN_LEEWAY_SECONDS of leeway, `iss`/`dest` the same shop.
+ * Platform session tokens (JWT, HS256). The rules are in docs/admin-api.md ("Authentication"): three base64url
+ * parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of our apps' API keys, `exp`/`nbf` with at
+ * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
+ * the algorithm pinned); we only pick the app's secret by `aud` first and map jose's errors to our 401 reasons.
+ * Minting (tests, the dev admin preview) stays synchronous on node:crypto: jose signs asynchronously and refuses
+ * the odd headers the tests craft on purpose.
  */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { isShopDomain } from '../app/shop.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { SessionTenant } from './types.ts';
@@ -48,32 +52,18 @@ export type SessionTokenResult =
   | { ok: false; reason: SessionTokenFailure; error: string };
 
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
+/** An HMAC-SHA256 digest (32 bytes) in unpadded base64url. */
+const HS256_SIGNATURE_LENGTH = 43;
 const DEST_RE = /^https:\/\/([^/?#@:\s]+)$/;
 const ISS_RE = /^https:\/\/([^/?#@:\s]+)\/admin$/;
+const encoder = new TextEncoder();
 
 function fail(reason: SessionTokenFailure): SessionTokenResult {
   return { ok: false, reason, error: SESSION_TOKEN_ERRORS[reason] };
 }
 
-function decodeJsonObject(part: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    return value as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-}
-
 function hmac(secret: string, signingInput: string): string {
   return createHmac('sha256', secret).update(signingInput).digest('base64url');
-}
-
-/** Constant-time comparison of two base64url signatures (lengths are public: a digest always has the same one). */
-function sameSignature(expected: string, given: string): boolean {
-  const a = Buffer.from(expected, 'utf8');
-  const b = Buffer.from(given, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** `https://<host>` or `https://<host>/admin` → the lowercase host when it is a shop domain. */
@@ -85,37 +75,62 @@ function shopOf(value: unknown, re: RegExp): string | undefined {
   return isShopDomain(host) ? host : undefined;
 }
 
+/** jose's verification errors → our reasons (anything unexpected is a malformed token). */
+function failureOf(error: unknown): SessionTokenFailure {
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'signature';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'algorithm';
+  if (error instanceof errors.JWTExpired) return 'expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'nbf' && error.reason === 'check_failed') return 'not_yet_valid';
+    if (error.claim === 'aud') return 'audience';
+  }
+  return 'malformed';
+}
+
 /**
  * Verifies a session token against the platform's apps. `now` is in seconds (defaults to the clock).
- * Never throws: every failure is a `{ ok: false, reason }`.
+ * Never rejects: every failure is a `{ ok: false, reason }`.
  */
-export function verifySessionToken(token: string, platform: Pick<ResolvedPlatform, 'byApiKey'>, now: number = Date.now() / 1000): SessionTokenResult {
+export async function verifySessionToken(token: string, platform: Pick<ResolvedPlatform, 'byApiKey'>, now: number = Date.now() / 1000): Promise<SessionTokenResult> {
   if (token.length === 0 || token.length > MAX_SESSION_TOKEN_LENGTH) return fail('malformed');
   const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((p) => BASE64URL_RE.test(p))) return fail('malformed');
-  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-  const header = decodeJsonObject(headerPart);
-  const payload = decodeJsonObject(payloadPart);
-  if (!header || !payload) return fail('malformed');
+  // Unverified reads, only to refuse early and to pick the app whose secret signs the token.
+  let header: Record<string, unknown>;
+  let payload: Record<string, unknown>;
+  try {
+    header = decodeProtectedHeader(token);
+    payload = decodeJwt(token);
+  } catch {
+    return fail('malformed');
+  }
   if (header.alg !== 'HS256') return fail('algorithm');
-
   const aud = payload.aud;
   if (typeof aud !== 'string' || aud.length === 0) return fail('audience');
   const app: ResolvedApp | undefined = platform.byApiKey(aud);
   if (!app) return fail('audience');
-  if (!sameSignature(hmac(app.apiSecret, `${headerPart}.${payloadPart}`), signaturePart)) return fail('signature');
+  // A digest of another length cannot match (and may not even decode); the answer is the same as for a wrong one.
+  if (parts[2]!.length !== HS256_SIGNATURE_LENGTH) return fail('signature');
+
+  let claims: Record<string, unknown>;
+  try {
+    ({ payload: claims } = await jwtVerify(token, encoder.encode(app.apiSecret), {
+      algorithms: ['HS256'],
+      audience: app.apiKey,
+      requiredClaims: ['exp', 'nbf'],
+      clockTolerance: SESSION_TOKEN_LEEWAY_SECONDS,
+      currentDate: new Date(now * 1000),
+    }));
+  } catch (error) {
+    return fail(failureOf(error));
+  }
 
   // Claims are trusted only from here on.
-  const { exp, nbf } = payload;
-  if (typeof exp !== 'number' || !Number.isFinite(exp) || typeof nbf !== 'number' || !Number.isFinite(nbf)) return fail('malformed');
-  if (now >= exp + SESSION_TOKEN_LEEWAY_SECONDS) return fail('expired');
-  if (now + SESSION_TOKEN_LEEWAY_SECONDS < nbf) return fail('not_yet_valid');
-
-  const issShop = shopOf(payload.iss, ISS_RE);
-  const destShop = shopOf(payload.dest, DEST_RE);
+  const issShop = shopOf(claims.iss, ISS_RE);
+  const destShop = shopOf(claims.dest, DEST_RE);
   if (!issShop || !destShop || issShop !== destShop) return fail('shop');
 
-  return { ok: true, tenant: { appHandle: app.handle, shop: destShop, app }, claims: payload as SessionTokenClaims };
+  return { ok: true, tenant: { appHandle: app.handle, shop: destShop, app }, claims: claims as SessionTokenClaims };
 }
 
 export interface SignSessionTokenOptions {

@@ -11,7 +11,7 @@ describe('admin preview', () => {
     const res = await router.request('/session-token', { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) });
     expect(res.status).toBe(200);
     const { token } = (await res.json()) as { token: string };
-    const verified = verifySessionToken(token, platform);
+    const verified = await verifySessionToken(token, platform);
     expect(verified).toMatchObject({ ok: true, tenant: { appHandle: 'default', shop: 'demo-2.myshopify.com' } });
   });
 
