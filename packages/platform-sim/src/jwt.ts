@@ -1,5 +1,6 @@
-/** Session tokens (JWT, HS256) as the platform issues them: signing for tests and the checks token exchange makes. */
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+/** Session tokens (JWT, HS256) as the platform issues them, on `jose`: signing for tests and the checks token exchange makes. */
+import { createHmac, randomUUID } from 'node:crypto';
+import { SignJWT, errors, jwtVerify } from 'jose';
 import { SHOP_DOMAIN_RE } from './state.ts';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds. */
@@ -19,31 +20,36 @@ export interface SessionClaims {
 
 export type VerifyResult = { ok: true; claims: SessionClaims; shop: string } | { ok: false; reason: string };
 
-function b64json(part: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
+const encoder = new TextEncoder();
+
+/** jose's errors → the reasons the simulator records (token exchange answers invalid_subject_token for all of them). */
+function reasonOf(error: unknown): string {
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'algorithm';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'signature';
+  if (error instanceof errors.JWTExpired) return 'expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return 'audience';
+    if (error.claim === 'nbf' && error.reason === 'check_failed') return 'not_yet_valid';
   }
+  return 'malformed';
 }
 
 /** Checks signature (HS256 with `secret`), `aud`, `exp`/`nbf` and that `iss` and `dest` name the same shop. */
-export function verifySessionToken(token: string, expected: { apiKey: string; apiSecret: string }, now = Date.now() / 1000): VerifyResult {
-  const parts = token.split('.');
-  if (parts.length !== 3 || !parts.every((p) => /^[A-Za-z0-9_-]+$/.test(p))) return { ok: false, reason: 'malformed' };
-  const header = b64json(parts[0]!);
-  const payload = b64json(parts[1]!);
-  if (!header || !payload) return { ok: false, reason: 'malformed' };
-  if (header.alg !== 'HS256') return { ok: false, reason: 'algorithm' };
-  const expectedSig = createHmac('sha256', expected.apiSecret).update(`${parts[0]}.${parts[1]}`).digest();
-  const given = Buffer.from(parts[2]!, 'base64url');
-  if (given.length !== expectedSig.length || !timingSafeEqual(given, expectedSig)) return { ok: false, reason: 'signature' };
+export async function verifySessionToken(token: string, expected: { apiKey: string; apiSecret: string }, now = Date.now() / 1000): Promise<VerifyResult> {
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(token, encoder.encode(expected.apiSecret), {
+      algorithms: ['HS256'],
+      audience: expected.apiKey,
+      requiredClaims: ['exp', 'nbf'],
+      clockTolerance: LEEWAY_SECONDS,
+      currentDate: new Date(now * 1000),
+    }));
+  } catch (error) {
+    return { ok: false, reason: reasonOf(error) };
+  }
+  // jose accepts an array aud that contains ours; the platform's is a single string
   if (payload.aud !== expected.apiKey) return { ok: false, reason: 'audience' };
-  const { exp, nbf } = payload;
-  if (typeof exp !== 'number' || typeof nbf !== 'number') return { ok: false, reason: 'malformed' };
-  if (now > exp + LEEWAY_SECONDS) return { ok: false, reason: 'expired' };
-  if (now + LEEWAY_SECONDS < nbf) return { ok: false, reason: 'not_yet_valid' };
   const dest = typeof payload.dest === 'string' ? /^https:\/\/([^/]+)$/.exec(payload.dest)?.[1] : undefined;
   const iss = typeof payload.iss === 'string' ? /^https:\/\/([^/]+)\/admin$/.exec(payload.iss)?.[1] : undefined;
   if (!dest || dest !== iss || !SHOP_DOMAIN_RE.test(dest)) return { ok: false, reason: 'shop' };
@@ -51,21 +57,18 @@ export function verifySessionToken(token: string, expected: { apiKey: string; ap
 }
 
 /** Mints a session token like the platform's admin does for an embedded app (one minute by default). */
-export function signSessionToken(options: { apiKey: string; apiSecret: string; shop: string; ttlSeconds?: number; now?: number; sub?: string }): string {
+export async function signSessionToken(options: { apiKey: string; apiSecret: string; shop: string; ttlSeconds?: number; now?: number; sub?: string }): Promise<string> {
   const now = Math.floor(options.now ?? Date.now() / 1000);
-  const claims: SessionClaims = {
-    iss: `https://${options.shop}/admin`,
-    dest: `https://${options.shop}`,
-    aud: options.apiKey,
-    exp: now + (options.ttlSeconds ?? 60),
-    nbf: now,
-    iat: now,
-    jti: randomUUID(),
-    sid: randomUUID(),
-    sub: options.sub ?? '1',
-  };
-  const input = `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-  return `${input}.${createHmac('sha256', options.apiSecret).update(input).digest('base64url')}`;
+  return new SignJWT({ dest: `https://${options.shop}`, sid: randomUUID() })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(`https://${options.shop}/admin`)
+    .setAudience(options.apiKey)
+    .setExpirationTime(now + (options.ttlSeconds ?? 60))
+    .setNotBefore(now)
+    .setIssuedAt(now)
+    .setJti(randomUUID())
+    .setSubject(options.sub ?? '1')
+    .sign(encoder.encode(options.apiSecret));
 }
 
 /** The webhook signature: base64 HMAC-SHA256 of the raw body bytes with the app's secret. */

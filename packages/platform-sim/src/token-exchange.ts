@@ -55,7 +55,7 @@ export async function tokenExchange(c: Context, state: SimState): Promise<Respon
     return refuse('invalid_request', requested === ONLINE_TOKEN ? 'The simulator issues offline access tokens only.' : 'Unknown requested_token_type.');
   }
   if (!params.subject_token) return refuse('invalid_subject_token', INVALID_SUBJECT);
-  const verified = verifySessionToken(params.subject_token, app);
+  const verified = await verifySessionToken(params.subject_token, app);
   if (!verified.ok) return refuse('invalid_subject_token', INVALID_SUBJECT);
   record.shop = verified.shop;
   const host = hostShop(c);

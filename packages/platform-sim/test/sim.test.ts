@@ -45,11 +45,11 @@ afterAll(() => sim.close());
 
 describe('token exchange', () => {
   it('turns a valid session token into an offline access token, once per installation', async () => {
-    const subject = signSessionToken({ ...APP, shop: SHOP });
+    const subject = await signSessionToken({ ...APP, shop: SHOP });
     const first = await exchange(exchangeBody(subject));
     expect(first.status).toBe(200);
     expect(first.body).toEqual({ access_token: expect.stringMatching(/^shpat_[0-9a-f]{32}$/), scope: 'read_products' });
-    const again = await exchange(exchangeBody(signSessionToken({ ...APP, shop: SHOP })), true);
+    const again = await exchange(exchangeBody(await signSessionToken({ ...APP, shop: SHOP })), true);
     expect(again.body.access_token).toBe(first.body.access_token);
     expect(sim.state.installation(APP.apiKey, SHOP)).toMatchObject({ uninstalledAt: null, accessToken: first.body.access_token });
   });
@@ -57,14 +57,14 @@ describe('token exchange', () => {
   it('refuses invalid session tokens and clients like the platform (400 invalid_subject_token, ...)', async () => {
     const now = Math.floor(Date.now() / 1000);
     const cases: Array<[string, Record<string, string>, number, string]> = [
-      ['bad signature', exchangeBody(signSessionToken({ apiKey: APP.apiKey, apiSecret: 'other', shop: SHOP })), 400, 'invalid_subject_token'],
-      ['wrong audience', exchangeBody(signSessionToken({ apiKey: 'other', apiSecret: APP.apiSecret, shop: SHOP })), 400, 'invalid_subject_token'],
-      ['expired', exchangeBody(signSessionToken({ ...APP, shop: SHOP, now: now - 3600 })), 400, 'invalid_subject_token'],
-      ['unknown shop', exchangeBody(signSessionToken({ ...APP, shop: 'nobody.myshopify.com' })), 400, 'invalid_subject_token'],
+      ['bad signature', exchangeBody(await signSessionToken({ apiKey: APP.apiKey, apiSecret: 'other', shop: SHOP })), 400, 'invalid_subject_token'],
+      ['wrong audience', exchangeBody(await signSessionToken({ apiKey: 'other', apiSecret: APP.apiSecret, shop: SHOP })), 400, 'invalid_subject_token'],
+      ['expired', exchangeBody(await signSessionToken({ ...APP, shop: SHOP, now: now - 3600 })), 400, 'invalid_subject_token'],
+      ['unknown shop', exchangeBody(await signSessionToken({ ...APP, shop: 'nobody.myshopify.com' })), 400, 'invalid_subject_token'],
       ['garbage', exchangeBody('not-a-jwt'), 400, 'invalid_subject_token'],
-      ['wrong secret', exchangeBody(signSessionToken({ ...APP, shop: SHOP }), { client_secret: 'nope' }), 401, 'invalid_client'],
-      ['wrong grant', exchangeBody(signSessionToken({ ...APP, shop: SHOP }), { grant_type: 'authorization_code' }), 400, 'unsupported_grant_type'],
-      ['wrong subject type', exchangeBody(signSessionToken({ ...APP, shop: SHOP }), { subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }), 400, 'invalid_subject_token_type'],
+      ['wrong secret', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { client_secret: 'nope' }), 401, 'invalid_client'],
+      ['wrong grant', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { grant_type: 'authorization_code' }), 400, 'unsupported_grant_type'],
+      ['wrong subject type', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }), 400, 'invalid_subject_token_type'],
     ];
     for (const [name, body, status, error] of cases) {
       const res = await exchange(body);
@@ -78,7 +78,7 @@ describe('token exchange', () => {
     const before = sim.state.tokenExchanges.length;
     const hold = sim.hold('token');
     let answered = false;
-    const pending = exchange(exchangeBody(signSessionToken({ ...APP, shop: SHOP }))).then((res) => ((answered = true), res));
+    const pending = exchange(exchangeBody(await signSessionToken({ ...APP, shop: SHOP }))).then((res) => ((answered = true), res));
     while (hold.arrived === 0) await new Promise((r) => setTimeout(r, 10));
     // held: nothing answered or recorded yet, and other endpoints are not held
     expect((await graphql(undefined, SHOP_QUERY)).status).toBe(401);
@@ -88,7 +88,7 @@ describe('token exchange', () => {
     expect((await pending).status).toBe(200);
     expect(sim.state.tokenExchanges.slice(before)).toEqual([expect.objectContaining({ status: 200, shop: SHOP })]);
     expect(hold.arrived).toBe(1);
-    expect((await exchange(exchangeBody(signSessionToken({ ...APP, shop: SHOP })))).status).toBe(200); // released: no longer held
+    expect((await exchange(exchangeBody(await signSessionToken({ ...APP, shop: SHOP })))).status).toBe(200); // released: no longer held
   });
 });
 
