@@ -67,7 +67,7 @@ describeEngines('crons API', (get) => {
     const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', weekday: 'short', hour: '2-digit', minute: '2-digit' }).format(new Date(paris.nextRunAt));
     expect(local).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:30$/);
     expect(paris.nextRunAt).toBe(new Cron('30 9 * * 1-5', { paused: true, timezone: 'Europe/Paris' }).nextRun(new Date(before))!.toISOString());
-    expect(lastDay).toMatchObject({ shops: [S2, S3], targeted: false, description: null });
+    expect(lastDay).toMatchObject({ shops: [S2, S3], targeted: false, description: 'At 00:00, on the last day of the month' });
     // Targeting is per shop.
     const other = await list(S2);
     expect(other.body.crons.map((c: any) => c.targeted)).toEqual([false, true, false, true]);

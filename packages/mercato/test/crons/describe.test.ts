@@ -4,40 +4,51 @@ import { describeSchedule } from '../../src/crons/describe.ts';
 import { cronSpec, scheduleOf, targetsShop } from '../../src/crons/schedule.ts';
 
 describe('describeSchedule', () => {
+  // cronstrue's wording, with 24-hour times
   it.each([
     ['* * * * *', 'Every minute'],
     ['*/5 * * * *', 'Every 5 minutes'],
+    ['*/15 * * * *', 'Every 15 minutes'],
     ['0 * * * *', 'Every hour'],
     ['@hourly', 'Every hour'],
-    ['30 * * * *', 'At minute 30 of every hour'],
-    ['0,30 * * * *', 'At minutes 0 and 30 of every hour'],
-    ['0 */2 * * *', 'Every 2 hours'],
-    ['15 */2 * * *', 'At minute 15, every 2 hours'],
-    ['30 3 * * *', 'Every day at 03:30'],
-    ['@daily', 'Every day at 00:00'],
-    ['0 8,20 * * *', 'Every day at 08:00 and 20:00'],
+    ['30 * * * *', 'At 30 minutes past the hour'],
+    ['0,30 * * * *', 'At 0 and 30 minutes past the hour'],
+    ['0 */2 * * *', 'On the hour, every 2 hours'],
+    ['15 */2 * * *', 'At 15 minutes past the hour, every 2 hours'],
+    ['30 3 * * *', 'At 03:30'],
+    ['  0 3 * * *  ', 'At 03:00'],
+    ['@daily', 'At 00:00'],
+    ['@DAILY', 'At 00:00'],
+    ['@weekly', 'At 00:00, only on Sunday'],
+    ['0 8,20 * * *', 'At 08:00 and 20:00'],
     ['0 9 * * 1-5', 'At 09:00, Monday through Friday'],
     ['0 9 * * mon-fri', 'At 09:00, Monday through Friday'],
-    ['0 0 * * 1,3,5', 'At 00:00, on Monday, Wednesday and Friday'],
-    ['0 0 * * 7', 'At 00:00, on Sunday'],
+    ['0 0 * * 1,3,5', 'At 00:00, only on Monday, Wednesday, and Friday'],
+    ['0 0 * * 7', 'At 00:00, only on Sunday'],
     ['0 0 1 * *', 'At 00:00, on day 1 of the month'],
-    ['0 0 1,15 * *', 'At 00:00, on days 1 and 15 of the month'],
-    ['0 0 1 1 *', 'At 00:00, on January 1'],
-    ['0 0 * JAN,JUL *', 'At 00:00, in January and July'],
-    ['0 0 1 * 1', 'At 00:00, on day 1 of the month or on Monday'],
-    ['*/10 9-17 * * *', 'Every 10 minutes, from 09:00 through 17:59'],
-    ['5/15 * * * *', 'Every 15 minutes starting at minute 5'],
+    ['0 0 1,15 * *', 'At 00:00, on day 1 and 15 of the month'],
+    ['0 0 1 1 *', 'At 00:00, on day 1 of the month, only in January'],
+    ['0 0 * JAN,JUL *', 'At 00:00, only in January and July'],
+    ['0 0 1 * 1', 'At 00:00, on day 1 of the month, and on Monday'],
+    ['*/10 9-17 * * *', 'Every 10 minutes, between 09:00 and 17:59'],
+    ['5/15 * * * *', 'Every 15 minutes, starting at 5 minutes past the hour'],
     ['*/30 * * * * *', 'Every 30 seconds'],
     ['* * * * * *', 'Every second'],
-    ['10 * * * * *', 'At second 10 of every minute'],
-    ['0 30 9 * * *', 'Every day at 09:30'],
+    ['10 * * * * *', 'At 10 seconds past the minute'],
+    ['0 30 9 * * *', 'At 09:30'],
+    // forms croner also schedules
+    ['0 0 L * *', 'At 00:00, on the last day of the month'],
+    ['0 0 * * 5#2', 'At 00:00, on the second Friday of the month'],
   ])('%s → %s', (expression, words) => {
     expect(describeSchedule(expression)).toBe(words);
   });
 
-  it.each(['0 0 L * *', '0 0 * * 5#2', '0 0 15W * *', 'nonsense', '* * *', '61 * * * *'])('%s → null (shown as the expression)', (expression) => {
-    expect(describeSchedule(expression)).toBeNull();
-  });
+  it.each(['nonsense', '', '* * *', '61 * * * *', '0 24 * * *', '0 0 32 * *', '0 0 * 13 *', '0 0 * * 8', '* * * * * * *', '@reboot', '@every_minute'])(
+    '%j → null (shown as the expression)',
+    (expression) => {
+      expect(describeSchedule(expression)).toBeNull();
+    },
+  );
 });
 
 describe('schedules', () => {
