@@ -1,7 +1,7 @@
-/** The built admin UI on disk: where it is, the content type of each file, and safe reads inside its folder. */
+/** The built admin UI on disk: where it is, and its index.html. */
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
-import { extname, join, resolve, sep } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.ts';
 
 /**
@@ -18,45 +18,10 @@ export function resolveAdminUiDir(env: Record<string, string | undefined> = proc
   return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates[0]!;
 }
 
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.txt': 'text/plain; charset=utf-8',
-  '.webmanifest': 'application/manifest+json',
-};
-
-export function contentTypeOf(path: string): string {
-  return CONTENT_TYPES[extname(path).toLowerCase()] ?? 'application/octet-stream';
-}
-
-/**
- * Reads `relative` (a URL path below the UI folder, already decoded) if it names a regular file inside `root`;
- * undefined for anything else: traversal (`..`), hidden files, folders, missing files.
- */
-export async function readAsset(root: string, relative: string): Promise<{ body: Buffer; path: string; mtimeMs: number } | undefined> {
-  const segments = relative.split('/').filter((s) => s !== '');
-  if (segments.length === 0 || segments.some((s) => s === '..' || s === '.' || s.startsWith('.') || s.includes('\\') || s.includes('\0'))) return undefined;
-  const base = resolve(root);
-  const path = resolve(base, ...segments);
-  if (!path.startsWith(base + sep)) return undefined;
+/** index.html of the build, or undefined when there is none (the other files are served by Hono's serveStatic). */
+export async function readIndexHtml(dir: string): Promise<string | undefined> {
   try {
-    const info = await stat(path);
-    if (!info.isFile()) return undefined;
-    return { body: await readFile(path), path, mtimeMs: info.mtimeMs };
+    return await readFile(join(dir, 'index.html'), 'utf8');
   } catch {
     return undefined;
   }

@@ -6,13 +6,18 @@
  * Inside the platform's admin (the page is opened with `shop` and `host` in its query), index.html also gets App Bridge
  * (`<meta name="shopify-api-key">` + the platform's app-bridge.js, the only script loaded from elsewhere) so the UI
  * can ask `shopify.idToken()` for session tokens. Anywhere else nothing is loaded from outside this server.
+ * Files come from Hono's serveStatic (@hono/node-server), every answer gets an ETag (hono/etag: If-None-Match → 304)
+ * and compressible ones are gzipped when asked (hono/compress, which then weakens the ETag).
  * See docs/admin-ui.md.
  */
-import type { Context, Hono } from 'hono';
+import { existsSync } from 'node:fs';
+import { serveStatic } from '@hono/node-server/serve-static';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import { compress } from 'hono/compress';
+import { etag } from 'hono/etag';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import { isShopDomain } from '../app/shop.ts';
-import { contentTypeOf, readAsset, resolveAdminUiDir } from './assets.ts';
+import { readIndexHtml, resolveAdminUiDir } from './assets.ts';
 
 export const APP_BRIDGE_URL = 'https://cdn.shopify.com/shopifycloud/app-bridge.js';
 export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
@@ -97,41 +102,61 @@ function notBuiltPage(dir: string): string {
 (the root <code>npm start</code> does this), or point <code>MERCATO_ADMIN_UI_DIR</code> at a build.</p></body></html>`;
 }
 
+/** A dot file or folder anywhere in the path (serveStatic itself refuses only `.` and `..` segments). */
+function isHidden(path: string): boolean {
+  return path.split('/').some((segment) => segment.startsWith('.'));
+}
+
+/**
+ * serveStatic over the build folder with our headers on every file it finds; created once the folder exists (the build
+ * may appear after start-up, and serveStatic complains about a missing root). Hidden files are never served.
+ */
+function buildFiles(dir: string, cacheControl: string): MiddlewareHandler {
+  let files: MiddlewareHandler | undefined;
+  return async (c, next) => {
+    if (isHidden(decodePath(c.req.path))) return next();
+    if (!files) {
+      if (!existsSync(dir)) return next();
+      files = serveStatic({ root: dir });
+    }
+    const res = await files(c, next);
+    // on the Response itself: headers set from serveStatic's onFound do not reach it in every path (app.request)
+    if (res instanceof Response) {
+      res.headers.set('Cache-Control', cacheControl);
+      res.headers.set('X-Content-Type-Options', 'nosniff');
+    }
+    return res;
+  };
+}
+
 export function mountAdminUi(app: Hono<any>, options: AdminUiOptions): void {
   const dir = options.dir ?? resolveAdminUiDir();
   const apps = options.platform.apps.map((a) => ({ handle: a.handle, apiKey: a.apiKey }));
+  const assets = buildFiles(dir, IMMUTABLE_CACHE);
+  const otherFiles = buildFiles(dir, SHORT_CACHE);
 
-  app.get('/assets/*', compress(), async (c) => {
-    const asset = await readAsset(dir, decodePath(c.req.path).slice(1));
-    if (!asset) return c.json({ error: 'Not found' }, 404);
-    return new Response(new Uint8Array(asset.body), {
-      headers: { 'content-type': contentTypeOf(asset.path), 'cache-control': IMMUTABLE_CACHE, 'x-content-type-options': 'nosniff' },
-    });
-  });
+  // compress() outside etag(): the ETag is the digest of the identity bytes, weakened (W/) when gzipped
+  app.get('/assets/*', compress(), etag(), assets, (c) => c.json({ error: 'Not found' }, 404));
 
-  app.get('*', compress(), async (c, next) => {
+  app.get('*', compress(), etag(), async (c, next) => {
     const path = decodePath(c.req.path);
     if (isReserved(path)) return next();
     const last = path.split('/').pop() ?? '';
-    if (last.includes('.')) {
-      // A file of the build (favicon.svg, robots.txt); a missing one is a 404, never index.html.
-      const asset = path === '/index.html' ? undefined : await readAsset(dir, path.slice(1));
-      if (asset) return new Response(new Uint8Array(asset.body), { headers: { 'content-type': contentTypeOf(asset.path), 'cache-control': SHORT_CACHE, 'x-content-type-options': 'nosniff' } });
-      if (path !== '/index.html') return next();
-    }
+    // A file of the build (favicon.svg, robots.txt); a missing one is a 404, never index.html.
+    if (last.includes('.') && path !== '/index.html') return otherFiles(c, next);
     return serveIndex(c, dir, apps, options);
   });
 }
 
 async function serveIndex(c: Context, dir: string, apps: IndexContext['apps'], options: AdminUiOptions): Promise<Response> {
-  const index = await readAsset(dir, 'index.html');
+  const index = await readIndexHtml(dir);
   const headers: Record<string, string> = {
     'content-type': 'text/html; charset=utf-8',
     'cache-control': INDEX_CACHE,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'strict-origin-when-cross-origin',
   };
-  if (!index) return c.body(notBuiltPage(dir), 503, headers);
+  if (index === undefined) return c.body(notBuiltPage(dir), 503, headers);
   const query = c.req.query();
   const shop = query.shop?.toLowerCase();
   let embedded: IndexContext['embedded'];
@@ -141,7 +166,7 @@ async function serveIndex(c: Context, dir: string, apps: IndexContext['apps'], o
   }
   // Inside the admin the page is framed by the shop's admin; elsewhere only by itself.
   headers['content-security-policy'] = embedded ? `frame-ancestors https://${embedded.shop} https://admin.shopify.com;` : `frame-ancestors 'self';`;
-  const html = renderIndex(index.body.toString('utf8'), { embedded, apps, previewPath: options.previewPath ?? null, version: options.version });
+  const html = renderIndex(index, { embedded, apps, previewPath: options.previewPath ?? null, version: options.version });
   return c.body(html, 200, headers);
 }
 

@@ -1,5 +1,6 @@
 /** Serving the built admin UI: SPA fallback, content types, cache headers, App Bridge only when embedded, no traversal. */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APP_BRIDGE_URL, IMMUTABLE_CACHE, INDEX_CACHE, SHORT_CACHE, mountAdminUi, renderIndex } from '../../src/admin/index.ts';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
+import { type StartedHttpServer, startHttpServer } from '../../src/http/server.ts';
 import { type TestRuntime, TEST_API_KEY, startTestRuntime } from '../helpers/runtime.ts';
 
 const INDEX = `<!doctype html>
@@ -97,7 +99,7 @@ describe('admin UI files', () => {
     expect(gz.headers.get('content-encoding')).toBe('gzip');
     expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).toString()).toBe(JS);
     const icon = await get('/favicon.svg');
-    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(icon.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
     expect(icon.headers.get('cache-control')).toBe(SHORT_CACHE);
   });
 
@@ -137,6 +139,76 @@ describe('admin UI files', () => {
     const html = renderIndex(INDEX, { apps: [{ handle: 'x', apiKey: '</script><script>alert(1)</script>' }], previewPath: null, version: '1' });
     expect(html).not.toContain('</script><script>alert(1)');
     expect(boot(html).apps[0].apiKey).toBe('</script><script>alert(1)</script>');
+  });
+});
+
+/** A raw GET over node:http: the bytes as sent (fetch would decompress them). */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('admin UI over real HTTP: ETag and compression', () => {
+  let server: StartedHttpServer;
+  beforeAll(async () => {
+    const ui = new Hono();
+    mountAdminUi(ui, { platform, previewPath: null, version: '1.2.3', dir: fakeBuild() });
+    ui.notFound((c) => c.json({ error: 'Not found' }, 404));
+    server = await startHttpServer(ui, { port: 0, hostname: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('answers If-None-Match with 304 and no body, for a hashed asset and for index.html', async () => {
+    for (const [path, cache] of [['/assets/index-abc123.js', IMMUTABLE_CACHE], ['/runs', INDEX_CACHE], ['/favicon.svg', SHORT_CACHE]] as const) {
+      const first = await rawGet(`${server.url}${path}`);
+      expect(first.status, path).toBe(200);
+      expect(first.headers['cache-control'], path).toBe(cache);
+      expect(first.headers['x-content-type-options'], path).toBe('nosniff');
+      const tag = first.headers.etag as string;
+      expect(tag, path).toMatch(/^"[^"]+"$/); // identity bytes: a strong ETag
+      const again = await rawGet(`${server.url}${path}`, { 'if-none-match': tag });
+      expect(again.status, path).toBe(304);
+      expect(again.body.length, path).toBe(0);
+      expect(again.headers.etag, path).toBe(tag);
+      expect(again.headers['cache-control'], path).toBe(cache);
+      // another tag, or a changed file, gets the full answer
+      expect((await rawGet(`${server.url}${path}`, { 'if-none-match': '"something-else"' })).status, path).toBe(200);
+    }
+    // the ETag follows the content: index.html differs inside the platform admin
+    const plain = (await rawGet(`${server.url}/`)).headers.etag;
+    const embedded = (await rawGet(`${server.url}/?shop=acme.myshopify.com&host=x`)).headers.etag;
+    expect(embedded).not.toBe(plain);
+  });
+
+  it('gzips when Accept-Encoding asks for it, and not otherwise', async () => {
+    const gz = await rawGet(`${server.url}/assets/index-abc123.js`, { 'accept-encoding': 'gzip' });
+    expect(gz.status).toBe(200);
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gz.headers.vary).toMatch(/accept-encoding/i);
+    expect(gz.headers['cache-control']).toBe(IMMUTABLE_CACHE);
+    expect(gz.body.length).toBeLessThan(JS.length);
+    expect(gunzipSync(gz.body).toString()).toBe(JS);
+    // compressed bytes carry the weak form of the same ETag, and revalidate with it
+    const identity = await rawGet(`${server.url}/assets/index-abc123.js`);
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.body.toString()).toBe(JS);
+    expect(gz.headers.etag).toBe(`W/${identity.headers.etag as string}`);
+    const revalidated = await rawGet(`${server.url}/assets/index-abc123.js`, { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string });
+    expect(revalidated.status).toBe(304);
+    // files under the compression threshold go as they are
+    const css = await rawGet(`${server.url}/assets/index-abc123.css`, { 'accept-encoding': 'gzip' });
+    expect(css.headers['content-encoding']).toBeUndefined();
+    expect(css.body.toString()).toBe('body{margin:0}');
   });
 });
 
