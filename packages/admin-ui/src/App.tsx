@@ -1,9 +1,10 @@
 /** The shell: page modes from GET /api/pages, the navigation (visible pages only), the routes, toasts. */
 import { Banner, Frame, Navigation, Page, Text, Toast, TopBar } from '@shopify/polaris';
 import { HomeIcon, KeyIcon, ClockIcon, CodeIcon, ConnectIcon, AutomationIcon, ListBulletedIcon } from '@shopify/polaris-icons';
+import type { PageKey, PagesResponse } from 'mercato/api';
 import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { ErrorPage, LoadingPage } from './components/states.tsx';
-import { type PageKey, type PageMode, ShellContext, type ShellValue } from './lib/context.tsx';
+import { ShellContext, type ShellValue } from './lib/context.tsx';
 import { matchPath, useRouter } from './lib/router.tsx';
 import { type BootConfig, type TokenSource, forgetPreviewChoice } from './lib/session.ts';
 import { useApi } from './lib/useApi.ts';
@@ -70,7 +71,7 @@ export function App({ boot, source }: { boot: BootConfig; source: TokenSource | 
 
 function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
   const { pathname } = useRouter();
-  const pagesRes = useApi<{ pages: Record<PageKey, PageMode> }>('/api/pages');
+  const pagesRes = useApi<PagesResponse>('/api/pages');
   const [toast, setToast] = useState<{ message: string; error: boolean; id: number } | null>(null);
   const [mobileNav, setMobileNav] = useState(false);
   const showToast = useCallback((message: string, options: { error?: boolean } = {}) => setToast({ message, error: !!options.error, id: Date.now() }), []);
@@ -152,7 +153,7 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
   );
 }
 
-function Routes({ pathname, pages }: { pathname: string; pages: Record<PageKey, PageMode> }) {
+function Routes({ pathname, pages }: { pathname: string; pages: PagesResponse['pages'] }) {
   for (const route of ROUTES) {
     const params = matchPath(route.pattern, pathname);
     if (!params) continue;

@@ -4,9 +4,8 @@
  * (docs/functions.md shows the same shapes).
  */
 import { describe, expect, it } from 'vitest';
+import type { FunctionDefinitionInfo, FunctionInstanceInfo } from 'mercato/api';
 import {
-  type FunctionDefinitionInfo,
-  type FunctionInstanceInfo,
   checkDraft,
   configSummary,
   createBody,

@@ -3,17 +3,7 @@
  * configuration of platform function instances use the same specs and the same inputs.
  */
 import { Badge, Checkbox, Select, TextField } from '@shopify/polaris';
-
-export interface ProviderField {
-  name: string;
-  type: 'text' | 'password' | 'number' | 'select' | 'checkbox';
-  label: string;
-  required: boolean;
-  placeholder?: string;
-  options?: { label: string; value: string }[];
-  hasValue?: boolean;
-  description?: string;
-}
+import type { ProviderField } from 'mercato/api';
 
 export function FieldInput({ field, value, error, onChange }: { field: ProviderField; value: string | boolean; error?: string; onChange(v: string | boolean): void }) {
   const label = field.required ? `${field.label} *` : field.label;

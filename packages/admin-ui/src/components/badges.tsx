@@ -1,11 +1,11 @@
 /** Status badges for runs, providers, tokens and crons. */
 import { Badge } from '@shopify/polaris';
+import type { RunStatus } from 'mercato/api';
 
 type Tone = 'success' | 'critical' | 'warning' | 'attention' | 'info' | 'new' | undefined;
 
-export const RUN_STATUSES = ['pending', 'running', 'sleeping', 'completed', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const ACTIVE_STATUSES: readonly string[] = ['pending', 'running', 'sleeping'];
+export const RUN_STATUSES: readonly RunStatus[] = ['pending', 'running', 'sleeping', 'completed', 'failed', 'canceled'];
+export const ACTIVE_STATUSES: readonly string[] = ['pending', 'running', 'sleeping'] satisfies RunStatus[];
 
 const RUN_TONE: Record<string, Tone> = {
   pending: 'attention',

@@ -1,8 +1,6 @@
 /** App-wide state: page modes from GET /api/pages, the tenant's shop, and toasts. */
+import type { PageKey, PageMode } from 'mercato/api';
 import { createContext, useContext } from 'react';
-
-export type PageKey = 'flows' | 'providers' | 'crons' | 'functions' | 'mcp';
-export type PageMode = 'visible' | 'hidden' | 'disabled';
 
 export interface ShellValue {
   pages: Record<PageKey, PageMode>;

@@ -1,87 +1,13 @@
 /**
- * The Functions page's model (docs/functions.md): the shapes of /api/functions, the form draft of an instance (its
- * owner fields and its configuration), the bodies of create and update, the checks made before sending, and the
- * mapping of the API's `userErrors` (field paths in the body's terms) to the form's fields.
+ * The Functions page's model (docs/functions.md; the shapes of /api/functions come from `mercato/api`): the form draft
+ * of an instance (its owner fields and its configuration), the bodies of create and update, the checks made before
+ * sending, and the mapping of the API's `userErrors` (field paths in the body's terms) to the form's fields.
  *
  * Draft keys: an owner field by its dotted name (`title`, `combinesWith.orderDiscounts`), a configuration field as
  * `config.<name>` — the same strings as a userError's `field.join('.')`.
  */
 
-import type { ProviderField } from '../components/FieldInput.tsx';
-
-export type DiscountMode = 'automatic' | 'code';
-export type OwnerFieldType = 'text' | 'datetime' | 'number' | 'checkbox' | 'select' | 'multiselect';
-
-/** A field of the instance itself (beside `config`), as GET /api/functions lists it. */
-export interface OwnerField {
-  name: string;
-  path: string[];
-  type: OwnerFieldType;
-  label: string;
-  description?: string;
-  required: boolean;
-  nullable: boolean;
-  /** Used by a create that omits the field (`"now"` for a date-time: the time of the request). */
-  default?: unknown;
-  options?: { label: string; value: string }[];
-  /** Discounts: the modes the field belongs to. */
-  modes?: DiscountMode[];
-  /** Not editable after create. */
-  createOnly?: boolean;
-}
-
-/** A configuration field: provider field metadata plus its body path (`["config", name]`). */
-export interface ConfigField extends Omit<ProviderField, 'hasValue'> {
-  path: string[];
-}
-
-export interface FunctionDefinitionInfo {
-  key: string;
-  handle: string;
-  type: string;
-  title: string | null;
-  description: string | null;
-  discountModes: DiscountMode[] | null;
-  supported: { create: boolean; update: 'mutation' | 'recreate' | false; delete: boolean };
-  fields: ConfigField[];
-  ownerFields: OwnerField[];
-  configMetafield: { namespace: string; key: string; type: string };
-}
-
-export interface FunctionInstanceInfo {
-  id: string;
-  handle: string;
-  type: string;
-  functionId: string | null;
-  owner: Record<string, unknown>;
-  status: 'ACTIVE' | 'SCHEDULED' | 'EXPIRED' | null;
-  config: Record<string, unknown> | null;
-  configError: string | null;
-  metafieldId: string | null;
-}
-
-export interface InstanceList {
-  handle: string;
-  type: string;
-  /** The deployed function; null when the handle is not deployed for the app. */
-  function: { id: string; handle: string; apiType: string } | null;
-  instances: FunctionInstanceInfo[];
-}
-
-export interface UserErrorInfo {
-  field: string[] | null;
-  message: string;
-  code?: string | null;
-  platformField?: string[] | null;
-}
-
-/** PUT answer: `recreated` (cart transforms, fulfillment constraints) means the instance now has the id `id`. */
-export interface UpdateAnswer {
-  ok: true;
-  id: string;
-  recreated: boolean;
-  previousId?: string;
-}
+import type { ConfigField, DiscountMode, FunctionDefinitionInfo, FunctionInstanceInfo, OwnerField, UserError } from 'mercato/api';
 
 export type FormValue = string | boolean | string[];
 export type FormDraft = Record<string, FormValue>;
@@ -350,7 +276,7 @@ export function userErrorsToForm(userErrors: unknown, keys: string[]): { fields:
   const fields: FormErrors = {};
   const general: string[] = [];
   if (!Array.isArray(userErrors)) return { fields, general };
-  for (const item of userErrors as UserErrorInfo[]) {
+  for (const item of userErrors as UserError[]) {
     if (!item || typeof item.message !== 'string') continue;
     const key = Array.isArray(item.field) ? item.field.join('.') : '';
     if (key && keys.includes(key)) fields[key] ??= item.message;

@@ -1,5 +1,6 @@
 /** Crons: schedule in words, next fire time, shops mode, last tick, and the per-shop enabled toggle. */
 import { Badge, BlockStack, Card, Checkbox, IndexTable, Link, Page, Text } from '@shopify/polaris';
+import type { Cron, CronListResponse, CronToggleRequest, CronToggleResponse } from 'mercato/api';
 import { useState } from 'react';
 import { capitalize } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
@@ -7,21 +8,6 @@ import { api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative } from '../lib/format.ts';
 import { useApi } from '../lib/useApi.ts';
-
-export interface Cron {
-  key: string;
-  name: string;
-  flow: string;
-  schedule: string;
-  description: string | null;
-  timezone: string;
-  nextRunAt: string | null;
-  shops: string | string[];
-  input: unknown;
-  enabled: boolean;
-  targeted: boolean;
-  lastTick: { fireAt: string; status: string; runId: string | null; reason: string | null } | null;
-}
 
 export function shopsMode(shops: Cron['shops']): string {
   if (shops === 'global') return 'Global (runs without a shop)';
@@ -43,7 +29,7 @@ function TickCell({ tick }: { tick: Cron['lastTick'] }) {
 
 export function CronsPage() {
   const { toast, shop } = useShell();
-  const res = useApi<{ crons: Cron[] }>('/api/crons');
+  const res = useApi<CronListResponse>('/api/crons');
   const [pending, setPending] = useState<string | null>(null);
 
   const setEnabled = (key: string, enabled: boolean) => res.setData({ crons: (res.data?.crons ?? []).map((c) => (c.key === key ? { ...c, enabled } : c)) });
@@ -53,7 +39,7 @@ export function CronsPage() {
     setPending(cron.key);
     setEnabled(cron.key, enabled);
     try {
-      await api('/api/crons/toggle', { method: 'POST', json: { key: cron.key, enabled } });
+      await api<CronToggleResponse>('/api/crons/toggle', { method: 'POST', json: { key: cron.key, enabled } satisfies CronToggleRequest });
       toast(`${cron.name} ${enabled ? 'enabled' : 'disabled'} for ${shop}`);
     } catch (error) {
       setEnabled(cron.key, !enabled);

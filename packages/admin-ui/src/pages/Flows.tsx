@@ -1,11 +1,12 @@
 /** Flows: each flow with its input schema and crons, and a Run button. */
 import { Badge, BlockStack, Button, Card, Collapsible, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
+import type { FlowInfo, FlowListResponse } from 'mercato/api';
 import { useId, useState } from 'react';
 import { JsonBlock } from '../components/JsonBlock.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { type JsonSchema, enumValues, humanize, kindOf, unwrapNullable } from '../lib/schema.ts';
 import { useApi } from '../lib/useApi.ts';
-import { type FlowSummary, RunFlowModal } from './RunFlowModal.tsx';
+import { RunFlowModal } from './RunFlowModal.tsx';
 
 function typeLabel(schema: JsonSchema): string {
   const { schema: inner, nullable } = unwrapNullable(schema);
@@ -68,7 +69,7 @@ function shopsLabel(shops: unknown): string {
   return String(shops);
 }
 
-function FlowCard({ flow, onRun }: { flow: FlowSummary; onRun(): void }) {
+function FlowCard({ flow, onRun }: { flow: FlowInfo; onRun(): void }) {
   return (
     <Card>
       <BlockStack gap="400">
@@ -116,8 +117,8 @@ function FlowCard({ flow, onRun }: { flow: FlowSummary; onRun(): void }) {
 }
 
 export function FlowsPage() {
-  const res = useApi<{ flows: FlowSummary[] }>('/api/flows');
-  const [running, setRunning] = useState<FlowSummary | null>(null);
+  const res = useApi<FlowListResponse>('/api/flows');
+  const [running, setRunning] = useState<FlowInfo | null>(null);
   if (res.error && !res.data) return <ErrorPage title="Flows" error={res.error} onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingPage title="Flows" />;
   const flows = res.data.flows;

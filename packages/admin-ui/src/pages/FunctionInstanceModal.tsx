@@ -3,6 +3,7 @@
  * fields of the definition, checked before sending; the server's and the platform's userErrors next to their fields.
  */
 import { Banner, BlockStack, Checkbox, ChoiceList, FormLayout, Modal, Select, Text, TextField } from '@shopify/polaris';
+import type { CreateInstanceResponse, FunctionDefinitionInfo, FunctionInstanceInfo, OwnerField, UpdateInstanceResponse } from 'mercato/api';
 import { useState } from 'react';
 import { FieldInput } from '../components/FieldInput.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -10,10 +11,6 @@ import {
   type FormDraft,
   type FormErrors,
   type FormValue,
-  type FunctionDefinitionInfo,
-  type FunctionInstanceInfo,
-  type OwnerField,
-  type UpdateAnswer,
   checkDraft,
   configKey,
   createBody,
@@ -29,8 +26,8 @@ import {
 } from '../lib/functions.ts';
 
 export type SaveOutcome =
-  | { kind: 'create'; instance: FunctionInstanceInfo; mutation: string }
-  | { kind: 'update'; name: string; answer: UpdateAnswer };
+  | { kind: 'create'; instance: FunctionInstanceInfo | null; mutation: string }
+  | { kind: 'update'; name: string; answer: UpdateInstanceResponse };
 
 function OwnerFieldInput({ field, value, error, disabled, onChange }: { field: OwnerField; value: FormValue; error?: string; disabled: boolean; onChange(next: FormValue): void }) {
   const label = field.required ? `${field.label} *` : field.label;
@@ -126,10 +123,10 @@ export function FunctionInstanceModal({
           setFailure({ title: 'Nothing to save', messages: ['No value was changed.'], tone: 'info' });
           return;
         }
-        const answer = await api<UpdateAnswer>(`${handlePath}/${encodeURIComponent(target.id)}`, { method: 'PUT', json: body });
+        const answer = await api<UpdateInstanceResponse>(`${handlePath}/${encodeURIComponent(target.id)}`, { method: 'PUT', json: body });
         onSaved({ kind: 'update', name, answer });
       } else {
-        const answer = await api<{ mutation: string; instance: FunctionInstanceInfo }>(handlePath, { method: 'POST', json: createBody(def, draft, mode) });
+        const answer = await api<CreateInstanceResponse>(handlePath, { method: 'POST', json: createBody(def, draft, mode) });
         onSaved({ kind: 'create', instance: answer.instance, mutation: answer.mutation });
       }
     } catch (error) {

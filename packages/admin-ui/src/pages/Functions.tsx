@@ -5,22 +5,13 @@
  * next to their fields. See docs/functions.md.
  */
 import { Badge, Banner, BlockStack, Button, ButtonGroup, Card, IndexTable, InlineStack, Layout, Modal, Page, Text } from '@shopify/polaris';
+import type { DeleteInstanceResponse, FunctionDefinitionInfo, FunctionInstanceInfo, FunctionListResponse, InstanceListResponse } from 'mercato/api';
 import { useState } from 'react';
 import { Empty, ErrorBanner, ErrorPage, LoadingBlock, LoadingPage } from '../components/states.tsx';
 import { api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { formatDateTime } from '../lib/format.ts';
-import {
-  type FunctionDefinitionInfo,
-  type FunctionInstanceInfo,
-  type InstanceList,
-  configSummary,
-  definitionTitle,
-  deletePath,
-  instanceName,
-  ownerSummary,
-  typeLabel,
-} from '../lib/functions.ts';
+import { configSummary, definitionTitle, deletePath, instanceName, ownerSummary, typeLabel } from '../lib/functions.ts';
 import { useApi } from '../lib/useApi.ts';
 import { FunctionInstanceModal, type SaveOutcome } from './FunctionInstanceModal.tsx';
 
@@ -121,7 +112,7 @@ function DeleteModal({ def, instance, onClose, onDeleted }: { def: FunctionDefin
     setBusy(true);
     setFailure(null);
     try {
-      await api<{ ok: true; deletedId: string }>(deletePath(def, instance), { method: 'DELETE' });
+      await api<DeleteInstanceResponse>(deletePath(def, instance), { method: 'DELETE' });
       toast(`${name} deleted`);
       onDeleted();
     } catch (error) {
@@ -158,7 +149,7 @@ function DeleteModal({ def, instance, onClose, onDeleted }: { def: FunctionDefin
 function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
   const { shop, toast } = useShell();
   const manageable = def.supported.create;
-  const list = useApi<InstanceList>(manageable ? `/api/functions/${encodeURIComponent(def.handle)}/instances` : null);
+  const list = useApi<InstanceListResponse>(manageable ? `/api/functions/${encodeURIComponent(def.handle)}/instances` : null);
   const [editing, setEditing] = useState<{ instance?: FunctionInstanceInfo } | null>(null);
   const [deleting, setDeleting] = useState<FunctionInstanceInfo | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -167,7 +158,7 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
   function saved(outcome: SaveOutcome) {
     setEditing(null);
     if (outcome.kind === 'create') {
-      toast(`${instanceName(def, outcome.instance)} created`);
+      toast(outcome.instance ? `${instanceName(def, outcome.instance)} created` : 'Instance created');
       setNotice(null);
     } else if (outcome.answer.recreated) {
       // The platform has no update for this type: the answer names the instance that now stands.
@@ -284,7 +275,7 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
 }
 
 export function FunctionsPage() {
-  const res = useApi<{ functions: FunctionDefinitionInfo[] }>('/api/functions');
+  const res = useApi<FunctionListResponse>('/api/functions');
   if (res.error && !res.data) return <ErrorPage title="Functions" error={res.error} onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingPage title="Functions" />;
   const definitions = res.data.functions;

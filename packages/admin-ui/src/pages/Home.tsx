@@ -1,20 +1,12 @@
 /** Home: runs by status over the last 24 hours, recent failures, provider status, next cron fires. */
 import { BlockStack, Card, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
+import type { CronListResponse, HomeSummary, ProviderListResponse } from 'mercato/api';
 import { ProviderStatusBadge, RUN_STATUSES, RunStatusBadge } from '../components/badges.tsx';
 import { Empty, ErrorBanner, LoadingCard } from '../components/states.tsx';
 import { pageEnabled, useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative, shortId } from '../lib/format.ts';
 import { RouterLink } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
-import type { Cron } from './Crons.tsx';
-import type { Provider } from './Providers.tsx';
-
-interface HomeSummary {
-  since: string;
-  counts: Record<string, number>;
-  total: number;
-  recentFailures: { id: string; flowName: string; finishedAt: string | null; createdAt: string; errorSummary: string | null }[];
-}
 
 function RunsSection() {
   const res = useApi<HomeSummary>('/api/home');
@@ -83,7 +75,7 @@ function RunsSection() {
 }
 
 function ProvidersSection() {
-  const res = useApi<{ providers: Provider[] }>('/api/providers');
+  const res = useApi<ProviderListResponse>('/api/providers');
   if (res.error && !res.data) return <ErrorBanner error={res.error} title="Providers could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="providers" />;
   return (
@@ -114,7 +106,7 @@ function ProvidersSection() {
 }
 
 function CronsSection() {
-  const res = useApi<{ crons: Cron[] }>('/api/crons');
+  const res = useApi<CronListResponse>('/api/crons');
   if (res.error && !res.data) return <ErrorBanner error={res.error} title="Crons could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="crons" />;
   const next = res.data.crons

@@ -1,5 +1,6 @@
 /** MCP: the tokens of this shop, the endpoint, and token creation (permission picker, expiry, secret shown once). */
 import { Banner, BlockStack, Card, ChoiceList, IndexTable, Layout, Link, Modal, Page, Text, TextField } from '@shopify/polaris';
+import type { CreateMcpTokenRequest, McpCapabilities, McpToken, McpTokenListResponse, McpTokenSecretResponse } from 'mercato/api';
 import { useState } from 'react';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -7,9 +8,9 @@ import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative } from '../lib/format.ts';
 import { useRouter } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
-import { type Capabilities, type McpToken, PermissionPicker, SecretModal, TokenStatus, defaultExpiry, expiryValue, mcpEndpoint } from './mcpParts.tsx';
+import { PermissionPicker, SecretModal, TokenStatus, defaultExpiry, expiryValue, mcpEndpoint } from './mcpParts.tsx';
 
-function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: Capabilities; onClose(): void; onCreated(token: McpToken, secret: string): void }) {
+function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: McpCapabilities; onClose(): void; onCreated(token: McpToken, secret: string): void }) {
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<string[]>([]);
   const [expiry, setExpiry] = useState(() => defaultExpiry(capabilities));
@@ -27,8 +28,8 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
     try {
       const choice = capabilities.expiryOptions.find((o) => expiryValue(o) === expiry);
       // Without a choice (a server that offers none) the server's default expiry applies.
-      const body = choice ? { name: name.trim(), permissions, expiresInDays: choice.expiresInDays } : { name: name.trim(), permissions };
-      const answer = await api<{ token: McpToken; secret: string }>('/api/mcp/tokens', { method: 'POST', json: body });
+      const body: CreateMcpTokenRequest = choice ? { name: name.trim(), permissions, expiresInDays: choice.expiresInDays } : { name: name.trim(), permissions };
+      const answer = await api<McpTokenSecretResponse>('/api/mcp/tokens', { method: 'POST', json: body });
       onCreated(answer.token, answer.secret);
     } catch (error) {
       if (error instanceof ApiError && error.status === 400 && typeof error.body.field === 'string') setErrors({ [error.body.field]: error.message });
@@ -82,12 +83,12 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
 }
 
 export function McpPage() {
-  const tokensRes = useApi<{ tokens: McpToken[] }>('/api/mcp/tokens');
-  const capsRes = useApi<Capabilities>('/api/mcp/capabilities');
+  const tokensRes = useApi<McpTokenListResponse>('/api/mcp/tokens');
+  const capsRes = useApi<McpCapabilities>('/api/mcp/capabilities');
   const { toast } = useShell();
   const { navigate } = useRouter();
   const [creating, setCreating] = useState(false);
-  const [secret, setSecret] = useState<{ token: McpToken; secret: string } | null>(null);
+  const [secret, setSecret] = useState<McpTokenSecretResponse | null>(null);
 
   const error = tokensRes.error ?? capsRes.error;
   if (error && !(tokensRes.data && capsRes.data)) return <ErrorPage title="MCP" error={error} onRetry={() => (void tokensRes.reload(), void capsRes.reload())} />;

@@ -1,5 +1,6 @@
 /** One MCP token: metadata, permissions (editable), rotate, disable/enable, revoke with confirmation, latest audits. */
 import { Badge, Banner, BlockStack, Card, IndexTable, InlineStack, Layout, Modal, Page, Text } from '@shopify/polaris';
+import type { McpCapabilities, McpTokenDetail, McpTokenSecretResponse, OkResponse, PatchMcpTokenRequest, SetMcpPermissionsRequest, SetMcpPermissionsResponse } from 'mercato/api';
 import { useState } from 'react';
 import { capitalize } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
@@ -7,13 +8,13 @@ import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatDuration, formatRelative } from '../lib/format.ts';
 import { useApi } from '../lib/useApi.ts';
-import { type Audit, type Capabilities, type McpToken, PermissionPicker, SecretModal, TokenStatus } from './mcpParts.tsx';
+import { PermissionPicker, SecretModal, TokenStatus } from './mcpParts.tsx';
 
 type Confirm = 'revoke' | 'rotate' | null;
 
 export function McpTokenPage({ id }: { id: string }) {
-  const res = useApi<McpToken & { audits: Audit[] }>(`/api/mcp/tokens/${encodeURIComponent(id)}`);
-  const capsRes = useApi<Capabilities>('/api/mcp/capabilities');
+  const res = useApi<McpTokenDetail>(`/api/mcp/tokens/${encodeURIComponent(id)}`);
+  const capsRes = useApi<McpCapabilities>('/api/mcp/capabilities');
   const { toast } = useShell();
   const [confirm, setConfirm] = useState<Confirm>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -54,26 +55,27 @@ export function McpTokenPage({ id }: { id: string }) {
 
   const setStatus = (status: 'active' | 'disabled') =>
     run(status, async () => {
-      await api(`/api/mcp/tokens/${id}`, { method: 'PATCH', json: { status } });
+      await api<OkResponse>(`/api/mcp/tokens/${id}`, { method: 'PATCH', json: { status } satisfies PatchMcpTokenRequest });
       toast(status === 'active' ? 'Token enabled' : 'Token disabled: calls with it are refused');
     });
   const rotate = () =>
     run('rotate', async () => {
-      const answer = await api<{ secret: string }>(`/api/mcp/tokens/${id}/rotate`, { method: 'POST' });
+      const answer = await api<McpTokenSecretResponse>(`/api/mcp/tokens/${id}/rotate`, { method: 'POST' });
       setConfirm(null);
       setSecret(answer.secret);
     });
   const revoke = () =>
     run('revoke', async () => {
-      await api(`/api/mcp/tokens/${id}/revoke`, { method: 'POST' });
+      await api<OkResponse>(`/api/mcp/tokens/${id}/revoke`, { method: 'POST' });
       setConfirm(null);
       toast('Token revoked');
     });
   const savePermissions = async () => {
+    if (!editing) return;
     setEditError(null);
     setBusy('permissions');
     try {
-      await api(`/api/mcp/tokens/${id}/permissions`, { method: 'PUT', json: { permissions: editing } });
+      await api<SetMcpPermissionsResponse>(`/api/mcp/tokens/${id}/permissions`, { method: 'PUT', json: { permissions: editing } satisfies SetMcpPermissionsRequest });
       setEditing(null);
       toast('Permissions saved');
       await res.reload();
@@ -129,7 +131,7 @@ export function McpTokenPage({ id }: { id: string }) {
                       <span className="mono">{audit.capability}</span> <Text as="span" tone="subdued">({audit.kind})</Text>
                     </IndexTable.Cell>
                     <IndexTable.Cell>
-                      <Badge tone={audit.status === 'ok' || audit.status === 'success' ? 'success' : 'critical'}>{capitalize(audit.status.replace(/_/g, ' '))}</Badge>
+                      <Badge tone={audit.status === 'ok' ? 'success' : 'critical'}>{capitalize(audit.status.replace(/_/g, ' '))}</Badge>
                       {audit.error ? (
                         <Text as="p" tone="critical" variant="bodySm">
                           {audit.error}

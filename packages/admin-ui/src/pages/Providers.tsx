@@ -1,28 +1,14 @@
 /** Providers: a form per provider from its field specs, exact error messages next to fields, check button, status badge. */
 import { Banner, BlockStack, Button, Card, FormLayout, InlineStack, Layout, Page, Text } from '@shopify/polaris';
+import type { Provider, ProviderCheckResponse, ProviderFieldError, ProviderListResponse, SaveProviderRequest, SaveProviderResponse } from 'mercato/api';
 import { useState } from 'react';
-import { FieldInput, type ProviderField } from '../components/FieldInput.tsx';
+import { FieldInput } from '../components/FieldInput.tsx';
 import { ProviderStatusBadge } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative } from '../lib/format.ts';
 import { useApi } from '../lib/useApi.ts';
-
-export type { ProviderField };
-
-export interface Provider {
-  name: string;
-  description?: string | null;
-  fields: ProviderField[];
-  config: Record<string, unknown>;
-  hasChecker: boolean;
-  lastCheckedAt: string | null;
-  lastCheckOk: boolean | null;
-  configured: boolean;
-  status: string;
-  configError?: string | null;
-}
 
 type Values = Record<string, string | boolean>;
 
@@ -49,14 +35,14 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
     setBusy('save');
     setFormError(null);
     try {
-      const answer = await api<{ provider: Provider }>(`/api/providers/${encodeURIComponent(provider.name)}`, { method: 'PUT', json: { config: values } });
+      const answer = await api<SaveProviderResponse>(`/api/providers/${encodeURIComponent(provider.name)}`, { method: 'PUT', json: { config: values } satisfies SaveProviderRequest });
       setErrors({});
       onChange(answer.provider);
       setValues(initialValues(answer.provider));
       toast(`${provider.name} saved`);
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) {
-        const list: { field?: string; message: string }[] = Array.isArray(error.body.errors) ? error.body.errors : [{ field: error.body.field, message: error.message }];
+        const list: (Omit<ProviderFieldError, 'field'> & { field?: string })[] = Array.isArray(error.body.errors) ? error.body.errors : [{ field: error.body.field, message: error.message }];
         const byField: Record<string, string> = {};
         const general: string[] = [];
         for (const item of list) {
@@ -77,14 +63,14 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
     setBusy('check');
     setCheckError(null);
     try {
-      const answer = await api<{ ok: boolean }>(`/api/providers/${encodeURIComponent(provider.name)}/check`, { method: 'POST' });
+      const answer = await api<ProviderCheckResponse>(`/api/providers/${encodeURIComponent(provider.name)}/check`, { method: 'POST' });
       toast(answer.ok ? `${provider.name}: connection works` : `${provider.name}: the check failed`, { error: !answer.ok });
     } catch (error) {
       setCheckError(errorMessage(error));
     } finally {
       setBusy(null);
       try {
-        const list = await api<{ providers: Provider[] }>('/api/providers');
+        const list = await api<ProviderListResponse>('/api/providers');
         const fresh = list.providers.find((p) => p.name === provider.name);
         if (fresh) onChange(fresh);
       } catch {
@@ -160,7 +146,7 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
 }
 
 export function ProvidersPage() {
-  const res = useApi<{ providers: Provider[] }>('/api/providers');
+  const res = useApi<ProviderListResponse>('/api/providers');
   if (res.error && !res.data) return <ErrorPage title="Providers" error={res.error} onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingPage title="Providers" />;
   const providers = res.data.providers;

@@ -1,5 +1,6 @@
 /** One run: its details, the step timeline, cancel / retry / delete, live while active, and its logs. */
 import { Badge, Banner, BlockStack, Box, Button, Card, InlineStack, Layout, Link, Modal, Page, Spinner, Text } from '@shopify/polaris';
+import type { CancelRunResponse, DeleteRunResponse, RetryMode, RetryRunResponse, RunDetail, StepRow } from 'mercato/api';
 import { useState } from 'react';
 import { ACTIVE_STATUSES, RunStatusBadge } from '../components/badges.tsx';
 import { JsonBlock } from '../components/JsonBlock.tsx';
@@ -9,7 +10,7 @@ import { useShell } from '../lib/context.tsx';
 import { durationBetween, formatDateTime, formatDuration } from '../lib/format.ts';
 import { useRouter } from '../lib/router.tsx';
 import { RunLogs } from './RunLogs.tsx';
-import { type RunDetail, type StepRow, useRunWatch } from './useRunWatch.ts';
+import { useRunWatch } from './useRunWatch.ts';
 
 function Detail({ label, children }: { label: string; children: React.ReactNode }) {
   return (
@@ -108,10 +109,10 @@ export function RunPage({ id }: { id: string }) {
 
   const active = ACTIVE_STATUSES.includes(run.status);
 
-  async function act(label: string, path: string, method: string, done: (body: any) => void) {
+  async function act<T>(label: string, path: string, method: string, done: (body: T) => void) {
     setBusy(label);
     try {
-      done(await api(path, { method }));
+      done(await api<T>(path, { method }));
     } catch (e) {
       toast(errorMessage(e), { error: true });
     } finally {
@@ -119,11 +120,11 @@ export function RunPage({ id }: { id: string }) {
     }
   }
 
-  const cancel = () => act('cancel', `/api/runs/${id}/cancel`, 'POST', () => (toast('Run canceled'), restart()));
-  const retry = (mode: 'resume' | 'reset') =>
-    act(mode, `/api/runs/${id}/retry?mode=${mode}`, 'POST', () => (toast(mode === 'reset' ? 'Run restarted from the first step' : 'Run retried from its last completed step'), restart()));
+  const cancel = () => act<CancelRunResponse>('cancel', `/api/runs/${id}/cancel`, 'POST', () => (toast('Run canceled'), restart()));
+  const retry = (mode: RetryMode) =>
+    act<RetryRunResponse>(mode, `/api/runs/${id}/retry?mode=${mode}`, 'POST', () => (toast(mode === 'reset' ? 'Run restarted from the first step' : 'Run retried from its last completed step'), restart()));
   const remove = () =>
-    act('delete', `/api/runs/${id}`, 'DELETE', () => {
+    act<DeleteRunResponse>('delete', `/api/runs/${id}`, 'DELETE', () => {
       setConfirmDelete(false);
       toast('Run deleted');
       navigate('/runs');

@@ -1,20 +1,12 @@
 /** "Run" on a flow: a form generated from the input schema (or raw JSON), validated before sending. */
 import { Banner, BlockStack, Button, InlineStack, Link, Modal, Text, TextField } from '@shopify/polaris';
+import type { DispatchResponse, FlowInfo, RunFlowRequest } from 'mercato/api';
 import { useMemo, useState } from 'react';
 import { SchemaForm } from '../components/SchemaForm.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { useRouter } from '../lib/router.tsx';
-import { type Draft, type Errors, type JsonSchema, fromDraft, hasForm, issuesToErrors, toDraft, validateValue } from '../lib/schema.ts';
-
-export interface FlowSummary {
-  name: string;
-  description: string | null;
-  inputSchema: JsonSchema | null;
-  crons: { key: string; name: string; schedule: string; shops: unknown; timezone: string; input: unknown }[];
-  concurrency?: unknown;
-  timeout?: number | null;
-}
+import { type Draft, type Errors, fromDraft, hasForm, issuesToErrors, toDraft, validateValue } from '../lib/schema.ts';
 
 /** Field problems as one line under the JSON box: `since: Required; customer.email: Must be an email address`. */
 function jsonProblems(errors: Errors): string {
@@ -23,7 +15,7 @@ function jsonProblems(errors: Errors): string {
     .join('; ');
 }
 
-export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): void }) {
+export function RunFlowModal({ flow, onClose }: { flow: FlowInfo; onClose(): void }) {
   const { navigate } = useRouter();
   const { toast } = useShell();
   const formable = hasForm(flow.inputSchema);
@@ -89,7 +81,7 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowSummary; onClose(): 
     }
     setSending(true);
     try {
-      const result = await api<{ runId: string }>(`/api/flows/${encodeURIComponent(flow.name)}/run`, { method: 'POST', json: { input } });
+      const result = await api<DispatchResponse>(`/api/flows/${encodeURIComponent(flow.name)}/run`, { method: 'POST', json: { input } satisfies RunFlowRequest });
       toast(`Run of ${flow.name} started`);
       onClose();
       navigate(`/runs/${result.runId}`);

@@ -1,5 +1,6 @@
 /** The logs of a run: query box with syntax help, level toggles, context lines marked, paging, CSV/JSON export. */
 import { BlockStack, Button, ButtonGroup, Card, Collapsible, InlineStack, Pagination, Text, TextField } from '@shopify/polaris';
+import type { LogLevel, LogSearchQuery, LogSearchResponse } from 'mercato/api';
 import { useEffect, useId, useState } from 'react';
 import { LevelBadge } from '../components/badges.tsx';
 import { Empty, ErrorBanner, LoadingBlock } from '../components/states.tsx';
@@ -8,26 +9,8 @@ import { useShell } from '../lib/context.tsx';
 import { formatDateTime } from '../lib/format.ts';
 import { useApi } from '../lib/useApi.ts';
 
-const LEVELS = ['info', 'warn', 'error'] as const;
+const LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
 const PAGE_SIZE = 50;
-
-interface LogRow {
-  id: number;
-  level: string;
-  message: string;
-  data: unknown;
-  step: string | null;
-  attempt: number;
-  createdAt: string;
-  context: boolean;
-}
-
-interface LogPage {
-  logs: LogRow[];
-  total: number;
-  totalExact?: boolean;
-  nextBefore?: number | null;
-}
 
 const SYNTAX: [string, string][] = [
   ['timeout', 'message contains the text, ignoring case; several terms must all match'],
@@ -62,7 +45,7 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
   const [exporting, setExporting] = useState<string | null>(null);
   const before = cursors[cursors.length - 1];
   const levelParam = levels.length === LEVELS.length ? undefined : levels.join(',');
-  const res = useApi<LogPage>(`/api/runs/${encodeURIComponent(runId)}/logs${qs({ q, levels: levelParam, limit: PAGE_SIZE, before })}`);
+  const res = useApi<LogSearchResponse>(`/api/runs/${encodeURIComponent(runId)}/logs${qs({ q, levels: levelParam, limit: PAGE_SIZE, before } satisfies LogSearchQuery)}`);
 
   // New lines while the run is active: refresh the first page (later pages are stable: they page by id).
   useEffect(() => {

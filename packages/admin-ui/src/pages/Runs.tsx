@@ -1,5 +1,6 @@
 /** Runs: search, status and date filters, pagination, multi-select bulk delete. Filters live in the address. */
 import { Banner, BlockStack, Card, IndexTable, InlineGrid, Link, Modal, Page, Pagination, Select, Text, TextField, useIndexResourceState } from '@shopify/polaris';
+import type { BulkDeleteRequest, BulkDeleteResponse, RunListResponse } from 'mercato/api';
 import { useEffect, useState } from 'react';
 import { RUN_STATUSES, RunStatusBadge, capitalize } from '../components/badges.tsx';
 import { Empty, ErrorBanner, LoadingPage } from '../components/states.tsx';
@@ -10,26 +11,6 @@ import { useRouter } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
 
 export const PAGE_SIZE = 25;
-
-export interface RunRow {
-  id: string;
-  flowName: string;
-  status: string;
-  trigger: string;
-  attempt: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  updatedAt: string;
-  errorSummary: string | null;
-}
-
-interface RunList {
-  runs: RunRow[];
-  total: number;
-  limit: number;
-  offset: number;
-}
 
 /** A `yyyy-mm-dd` day in the browser's time zone → the ISO instant of its start (or end). */
 function dayBound(day: string, end: boolean): string | undefined {
@@ -73,7 +54,7 @@ export function RunsPage() {
 
   const base = flow ? `/api/flows/${encodeURIComponent(flow)}/runs` : '/api/runs';
   const path = `${base}${qs({ limit: PAGE_SIZE, offset, search, status, from: dayBound(from, false), to: dayBound(to, true) })}`;
-  const res = useApi<RunList>(path);
+  const res = useApi<RunListResponse>(path);
   const runs = res.data?.runs ?? [];
   const selection = useIndexResourceState(runs as unknown as { [key: string]: unknown }[]);
 
@@ -82,7 +63,7 @@ export function RunsPage() {
   async function bulkDelete() {
     setDeleting(true);
     try {
-      const result = await api<{ deleted: number; skipped: number }>('/api/runs/bulk-delete', { method: 'POST', json: { ids: selection.selectedResources } });
+      const result = await api<BulkDeleteResponse>('/api/runs/bulk-delete', { method: 'POST', json: { ids: selection.selectedResources } satisfies BulkDeleteRequest });
       toast(`Deleted ${result.deleted} run${result.deleted === 1 ? '' : 's'}${result.skipped ? `; ${result.skipped} skipped (active or already gone)` : ''}`);
       selection.clearSelection();
       setConfirming(false);

@@ -1,59 +1,8 @@
-/** MCP token pieces shared by the list and the detail page: types, the permission picker, the one-time secret dialog. */
+/** MCP token pieces shared by the list and the detail page: the permission picker, the one-time secret dialog. */
 import { Badge, BlockStack, Button, Checkbox, InlineStack, Modal, Text } from '@shopify/polaris';
+import type { ExpiryOption, McpCapabilities, McpPermission, McpToken } from 'mercato/api';
 import { useState } from 'react';
 import { RiskBadge, TokenStatusBadge } from '../components/badges.tsx';
-
-export interface PermissionInfo {
-  key: string;
-  label: string;
-  group: string;
-  riskLevel: string;
-  description: string | null;
-  core: boolean;
-  reserved: boolean;
-}
-
-export interface Capabilities {
-  enabled: boolean;
-  permissions: PermissionInfo[];
-  tools: { name: string; description: string; requiredPermissions: string[]; riskLevel: string }[];
-  riskLevels: string[];
-  /** The expiry choices of the create form (the server's list: 30 days, 90 days preselected, 1 year, never, …). */
-  expiryOptions: ExpiryOption[];
-  defaultExpiresInDays: number | null;
-}
-
-export interface McpToken {
-  id: string;
-  name: string;
-  permissions: string[];
-  status: 'active' | 'disabled' | 'revoked';
-  expiresAt: string | null;
-  expired: boolean;
-  fingerprint: string;
-  lastUsedAt: string | null;
-  createdAt: string;
-  revokedAt?: string | null;
-}
-
-export interface Audit {
-  id: number;
-  kind: string;
-  capability: string;
-  status: string;
-  error: string | null;
-  durationMs: number;
-  requestId: string | null;
-  targetShop: string | null;
-  createdAt: string;
-}
-
-/** One expiry choice of the create form, as GET /api/mcp/capabilities offers it (`expiresInDays` null: never). */
-export interface ExpiryOption {
-  label: string;
-  expiresInDays: number | null;
-  default: boolean;
-}
 
 /** The ChoiceList value of an expiry option. */
 export function expiryValue(option: ExpiryOption): string {
@@ -61,7 +10,7 @@ export function expiryValue(option: ExpiryOption): string {
 }
 
 /** The preselected choice: the option the server marks as default, else the one of `defaultExpiresInDays`, else the first. */
-export function defaultExpiry(capabilities: Capabilities): string {
+export function defaultExpiry(capabilities: McpCapabilities): string {
   const options = capabilities.expiryOptions;
   const chosen = options.find((o) => o.default) ?? options.find((o) => o.expiresInDays === capabilities.defaultExpiresInDays) ?? options[0];
   return chosen ? expiryValue(chosen) : '';
@@ -83,8 +32,8 @@ export function TokenStatus({ token }: { token: McpToken }) {
 const RISK_ORDER = ['low', 'medium', 'high', 'critical'];
 
 /** Checkboxes grouped by permission group, each marked with its risk; high and critical risks are called out. */
-export function PermissionPicker({ permissions, selected, onChange }: { permissions: PermissionInfo[]; selected: string[]; onChange(next: string[]): void }) {
-  const groups = new Map<string, PermissionInfo[]>();
+export function PermissionPicker({ permissions, selected, onChange }: { permissions: McpPermission[]; selected: string[]; onChange(next: string[]): void }) {
+  const groups = new Map<string, McpPermission[]>();
   for (const p of permissions) groups.set(p.group, [...(groups.get(p.group) ?? []), p]);
   const risky = selected.map((k) => permissions.find((p) => p.key === k)).filter((p) => p && RISK_ORDER.indexOf(p.riskLevel) >= 2);
   return (

@@ -3,40 +3,10 @@
  * log count changed since `version`, otherwise after `timeout` seconds with `changed: false`. The loop stops once the
  * run is finished; `restart()` (after cancel or retry) starts it again.
  */
+import type { RunDetail, WatchResponse } from 'mercato/api';
 import { useCallback, useEffect, useState } from 'react';
 import { ACTIVE_STATUSES } from '../components/badges.tsx';
 import { ApiError, api } from '../lib/api.ts';
-import type { RunRow } from './Runs.tsx';
-
-export interface StepRow {
-  name: string;
-  status: string;
-  attempt: number;
-  result: unknown;
-  error: { name: string; message: string } | null;
-  startedAt: string;
-  finishedAt: string | null;
-  durationMs: number | null;
-}
-
-export interface RunDetail extends RunRow {
-  shop: string | null;
-  input: unknown;
-  output: unknown;
-  error: { name: string; message: string; stack?: string } | null;
-  lostLeases: number;
-  retryPolicy: Record<string, unknown> | null;
-  parentRunId: string | null;
-  availableAt: string;
-  steps: StepRow[];
-}
-
-interface WatchAnswer {
-  changed: boolean;
-  version: string;
-  run?: RunDetail;
-  lastLogId?: number;
-}
 
 const WATCH_TIMEOUT_S = 25;
 
@@ -56,13 +26,13 @@ export function useRunWatch(id: string) {
       while (!controller.signal.aborted) {
         try {
           const query = version === undefined ? `?timeout=0` : `?since=${encodeURIComponent(version)}&timeout=${WATCH_TIMEOUT_S}`;
-          const answer = await api<WatchAnswer>(`/api/runs/${encodeURIComponent(id)}/watch${query}`, { signal: controller.signal });
+          const answer = await api<WatchResponse>(`/api/runs/${encodeURIComponent(id)}/watch${query}`, { signal: controller.signal });
           failures = 0;
           setError(undefined);
           version = answer.version;
-          if (answer.changed && answer.run) {
+          if (answer.changed) {
             setRun(answer.run);
-            if (answer.lastLogId !== undefined) setLogCount(answer.lastLogId);
+            setLogCount(answer.lastLogId);
             if (!ACTIVE_STATUSES.includes(answer.run.status)) break;
           }
           setLive(true);
