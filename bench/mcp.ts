@@ -19,9 +19,9 @@ import { startHttpServer } from '../packages/mercato/src/http/server.ts';
 import { silentLogger } from '../packages/mercato/src/logger.ts';
 import { createSecretHasher, newSecret } from '../packages/mercato/src/mcp/secret.ts';
 import { createMcp } from '../packages/mercato/src/mcp/index.ts';
-import { mcpDepsOf, mcpOf } from '../packages/mercato/src/mcp/wiring.ts';
+import { mcpDeps } from '../packages/mercato/src/mcp/wiring.ts';
 import { type Runtime, createRuntime } from '../packages/mercato/src/runtime.ts';
-import { buildApp } from '../packages/mercato/src/serve.ts';
+import { buildApp, mcpOf } from '../packages/mercato/src/serve.ts';
 
 const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 const CLIENTS = num('BENCH_MCP_CLIENTS', 4);
@@ -179,7 +179,7 @@ async function main() {
     const header = `Bearer ${secret}`;
     const authUs = await timePerCall(AUTH_SAMPLES, () => mcp.tokens.authenticate(header));
     // The same check with the cache switched off: a primary-key read per request.
-    const uncached = createMcp({ ...mcpDepsOf(runtime), authCacheTtlMs: -1 });
+    const uncached = createMcp({ ...mcpDeps(runtime), authCacheTtlMs: -1 });
     const missUs = await timePerCall(AUTH_SAMPLES, () => uncached.tokens.authenticate(header));
     const hasher = createSecretHasher({ encryptionKey: ENCRYPTION_KEY, installationKey: async () => ENCRYPTION_KEY });
     const sample = newSecret('0b8e5c2e-3c1d-4a5e-9f7a-1b2c3d4e5f60');

@@ -6,18 +6,19 @@ import type { MercatoInstance } from './app/app.ts';
 import type { RunMode, RuntimeEnv } from './app/env.ts';
 import type { ResolvedPlatform } from './app/platform.ts';
 import { resolveStartup } from './app/startup.ts';
-import type { ResolvedConfig } from './app/types.ts';
+import type { AdminGraphqlClient, ProviderConnectors, ProvidersMap, ResolvedConfig } from './app/types.ts';
 import { type Database, openDatabase } from './db/engine.ts';
 import { migrate } from './db/migrate.ts';
 import { type Logger, createLogger } from './logger.ts';
 import { createSecrets } from './secrets/index.ts';
 import type { Secrets } from './secrets/types.ts';
 import { MERCATO_VERSION } from './version.ts';
-import { type DispatchFn, createDispatcher } from './flows/dispatch.ts';
+import { type DispatchFn, createDispatcher, dispatchFlowFor } from './flows/dispatch.ts';
 import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
 import { webhookFlows } from './platform/webhook-flows.ts';
-import { BadRequestError } from './http/errors.ts';
-import { asDispatchError } from './routes/errors.ts';
+import { type Installations, installationsOf } from './platform/directory.ts';
+import { adminClientFor } from './platform/index.ts';
+import { createConnectors } from './providers/service.ts';
 import { type RuntimeEvents, createRuntimeEvents } from './events.ts';
 
 export interface Runtime {
@@ -38,16 +39,15 @@ export interface Runtime {
   readonly dispatch: DispatchFn;
   /** The event feed of this process: dispatches, run outcomes, webhooks, cron ticks, MCP calls (src/events.ts). */
   readonly events: RuntimeEvents;
+  /** Which shops have an active installation of which app (the one installations port: crons, routes, MCP). */
+  readonly installations: Installations;
+  /** The provider connectors of a tenant (ctx.providers of flows, routes and pages). */
+  connectorsFor(appHandle: string, shop: string | null): ProviderConnectors<ProvidersMap>;
+  /** The Admin GraphQL client of a tenant (ctx.admin, /api/functions, the MCP admin tool). */
+  adminClientFor(appHandle: string, shop: string, signal?: AbortSignal): AdminGraphqlClient;
   /** Register cleanup run by close(), in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
-}
-
-/** The app a dispatch is for: the named one, or the only app in single-app mode (400 otherwise). */
-export function resolveAppHandle(platform: Pick<ResolvedPlatform, 'apps' | 'byHandle'>, shopifyApp: string | undefined): string {
-  const app = shopifyApp !== undefined ? platform.byHandle(shopifyApp) : platform.apps.length === 1 ? platform.apps[0] : undefined;
-  if (!app) throw new BadRequestError(shopifyApp !== undefined ? `shopifyApp: unknown app handle "${shopifyApp}"` : 'shopifyApp: required in multi-app mode', { field: 'shopifyApp' });
-  return app.handle;
 }
 
 export interface CreateRuntimeOptions {
@@ -88,16 +88,10 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
   const events = createRuntimeEvents({ onListenerError: (error, event) => logger.warn({ err: error, event: event.type }, 'a runtime event listener failed') });
-  const dispatch = createDispatcher({ db, registry, config: options.instance.config, events });
+  const dispatch = createDispatcher({ db, registry, config: options.instance.config, appHandles: platform.apps.map((a) => a.handle), events });
   closers.push(
-    // the instance's dispatchFlow throws the typed errors a route can catch (docs/routes.md): same status and body
-    options.instance.bindDispatcher(async (o) => {
-      try {
-        return await dispatch({ appHandle: resolveAppHandle(platform, o.shopifyApp), shop: o.shop ?? null, flowName: o.flowName, input: o.input, trigger: 'dispatch', retryPolicy: o.retryPolicy });
-      } catch (error) {
-        throw asDispatchError(error, o.flowName);
-      }
-    }),
+    // the instance's dispatchFlow rejects with the typed errors a route can catch (docs/routes.md)
+    options.instance.bindDispatcher(dispatchFlowFor(dispatch, 'dispatch')),
   );
   let closed = false;
   return {
@@ -115,6 +109,9 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     registry,
     dispatch,
     events,
+    installations: installationsOf(db),
+    connectorsFor: (appHandle, shop) => createConnectors({ db, secrets, providers: options.instance.config.providers }, appHandle, shop),
+    adminClientFor: (appHandle, shop, signal) => adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger }, appHandle, shop, signal),
     onClose(fn) {
       closers.push(fn);
     },

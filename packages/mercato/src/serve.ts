@@ -1,4 +1,8 @@
-/** Composition of the HTTP surface: the API groups of every capability, plus dev-only extras. */
+/**
+ * The composition root: every capability is built here from its factory with the runtime's parts (with
+ * runtime.ts and cli/, the only code that knows the Runtime). The HTTP surface (the API groups of every capability,
+ * webhooks, MCP, public routes, the admin UI, dev-only extras), the worker and the cron scheduler.
+ */
 import type { Hono } from 'hono';
 import { mountAdminUi } from './admin/index.ts';
 import { DEV_SHOPS, PREVIEW_PREFIX, createPreviewRouter } from './dev/preview.ts';
@@ -6,14 +10,16 @@ import { createHttpApp, startHttpServer } from './http/server.ts';
 import type { ApiRouteGroup } from './http/types.ts';
 import type { Runtime } from './runtime.ts';
 import { prepareRoutes } from './routes/index.ts';
-import { installationDirectory } from './platform/directory.ts';
+import { type CronScheduler, type SchedulerOptions, type ShopDirectory, createScheduler } from './crons/index.ts';
+import { Worker } from './worker/index.ts';
+import { type Mcp, createMcp } from './mcp/index.ts';
+import { mcpDeps } from './mcp/wiring.ts';
 import { flowsApi } from './flows/router.ts';
 import { watchApi } from './flows/watch.ts';
 import { logsApi } from './logs/router.ts';
 import { providersApi } from './providers/router.ts';
 import { cronsApi } from './crons/router.ts';
-import { mcpOf } from './mcp/wiring.ts';
-import { functionsApiOf } from './functions/router.ts';
+import { functionsApi } from './functions/router.ts';
 import { customPagesApi } from './custom-pages/router.ts';
 import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
 
@@ -24,7 +30,7 @@ export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
     ...watchApi({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }),
     ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
     ...cronsApi({ db: runtime.db, crons: runtime.config.crons }),
-    ...functionsApiOf(runtime),
+    ...functionsApi({ functions: runtime.config.functions, adminClient: runtime.adminClientFor }),
     ...logsApi({ db: runtime.db, logger: runtime.logger }),
     ...mcpOf(runtime).api,
     ...customPagesApi({ config: runtime.config, db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, dispatch: runtime.dispatch }),
@@ -68,9 +74,79 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
 }
 
 export async function serve(runtime: Runtime, options: ServeOptions) {
-  const routes = await prepareRoutes(runtime, installationDirectory(runtime.db));
+  const routes = await prepareRoutes(routesWiring(runtime));
   const app = buildApp(runtime, { preview: options.preview, previewShops: options.previewShops, mountRoutes: routes.mount });
   const server = await startHttpServer(app, { port: options.port, hostname: options.hostname });
   runtime.onClose(() => server.close());
   return server;
+}
+
+/** What public routes are built from. */
+export function routesWiring(runtime: Runtime) {
+  return {
+    logger: runtime.logger,
+    platform: runtime.platform,
+    installations: runtime.installations,
+    connectorsFor: runtime.connectorsFor,
+    dispatch: runtime.dispatch,
+    projectDir: runtime.projectDir,
+    loadModule: runtime.loadModule,
+  };
+}
+
+const mcpInstances = new WeakMap<Runtime, Mcp>();
+
+/** The MCP capability of a runtime: one instance, shared by `/api/mcp` and `/mcp`. */
+export function mcpOf(runtime: Runtime): Mcp {
+  let mcp = mcpInstances.get(runtime);
+  if (!mcp) {
+    mcp = createMcp(mcpDeps(runtime));
+    mcpInstances.set(runtime, mcp);
+  }
+  return mcp;
+}
+
+/** Starts a worker on the runtime's database; it is stopped gracefully when the runtime closes. */
+export async function startWorker(runtime: Runtime, options: { concurrency?: number; heartbeatIntervalMs?: number } = {}): Promise<Worker> {
+  const worker = new Worker({
+    db: runtime.db,
+    engine: {
+      registry: runtime.registry,
+      config: runtime.config,
+      logger: runtime.logger,
+      events: runtime.events,
+      adminClient: runtime.adminClientFor,
+      connectors: runtime.connectorsFor,
+      dispatch: runtime.dispatch,
+    },
+    config: runtime.config.worker,
+    concurrency: options.concurrency,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    logger: runtime.logger,
+  });
+  await worker.start();
+  runtime.onClose(async () => {
+    await worker.stop();
+  });
+  return worker;
+}
+
+/** Starts the cron scheduler of a runtime (stopped by runtime.close()); ticks dispatch through the one door. */
+export function startCronScheduler(runtime: Runtime, options: SchedulerOptions & { shops?: ShopDirectory } = {}): CronScheduler {
+  const { shops, ...schedulerOptions } = options;
+  const scheduler = createScheduler(
+    {
+      db: runtime.db,
+      crons: runtime.config.crons,
+      appHandles: runtime.platform.apps.map((app) => app.handle),
+      shops: shops ?? runtime.installations,
+      dispatch: runtime.dispatch,
+      logger: runtime.logger.child({ component: 'crons' }),
+      events: runtime.events,
+    },
+    schedulerOptions,
+  );
+  scheduler.start();
+  runtime.onClose(() => scheduler.stop());
+  return scheduler;
 }

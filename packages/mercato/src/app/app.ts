@@ -20,7 +20,7 @@ import type {
   TypedDispatchOptions,
 } from './types.ts';
 import { validateConfig } from './validate.ts';
-import { type RouteDefinition, defineRoute } from '../routes/types.ts';
+import { type RouteDefinition, defineRoute } from './routes.ts';
 
 export type Dispatcher = (options: DispatchOptions) => Promise<DispatchResult>;
 

@@ -10,12 +10,11 @@ import { join } from 'node:path';
 import { Hono } from 'hono';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
-import { buildApp, serve } from '../serve.ts';
-import { startWorker, type Worker } from '../worker/index.ts';
+import { buildApp, routesWiring, serve, startCronScheduler, startWorker } from '../serve.ts';
+import type { Worker } from '../worker/index.ts';
 import { RUNS_CHANNEL } from '../flows/store.ts';
-import { type CronScheduler, startCronScheduler } from '../crons/index.ts';
+import type { CronScheduler } from '../crons/index.ts';
 import { DEFAULT_SIM_PORT, type DevPlatform, SimulatorPortError, startDevPlatform } from '../dev/simulator.ts';
-import { installationDirectory } from '../platform/directory.ts';
 import { prepareRoutes } from '../routes/index.ts';
 import { scanRouteFiles } from '../routes/loader.ts';
 import { startHttpServer, type StartedHttpServer } from '../http/server.ts';
@@ -59,7 +58,7 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
       io.out(`mercato worker ${runtime.version} (${worker.id}): database ${db}; concurrency ${effective}`);
     } else {
       const server = await serve(runtime, { port: runtime.env.port, hostname: runtime.env.bindAddress, preview: false });
-      startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
+      startCronScheduler(runtime);
       const base = `http://localhost:${server.port}`;
       io.out(
         [
@@ -144,12 +143,12 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     const startGeneration = async (next: LoadedConfig): Promise<Generation> => {
       const runtime = await createRuntime({ instance: next.instance, projectDir: next.projectDir, mode: 'dev', env, db, logger, migrate: false, loadModule: next.loadModule, plaintextWarning: false });
       try {
-        const routes = await prepareRoutes(runtime, installationDirectory(runtime.db));
+        const routes = await prepareRoutes(routesWiring(runtime));
         const app = buildApp(runtime, { preview, previewShops: devPlatform?.shops, mountRoutes: routes.mount });
         const detachTerminal = attachTerminal(runtime, { format: 'pretty', quiet, out: io.out, adminUrl: base, previewLinks: preview, color: io.isTTY, level: sessionEnv.logLevel });
         devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
         const worker = await startWorker(runtime);
-        const scheduler = startCronScheduler(runtime, { shops: installationDirectory(runtime.db) });
+        const scheduler = startCronScheduler(runtime);
         return { loaded: next, runtime, app, worker, scheduler, detachTerminal };
       } catch (error) {
         await runtime.close();

@@ -9,7 +9,8 @@ import type { CronEntry } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
-import { ConflictError, HttpError } from '../http/errors.ts';
+import { DomainError } from '../errors.ts';
+import { FlowConcurrencyError } from '../flows/errors.ts';
 import type { Logger } from '../logger.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { type CronSpec, type Schedule, cronSpec, scheduleOf } from './schedule.ts';
@@ -175,13 +176,13 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     } catch (error) {
       if (error instanceof TickTaken) return 'lostRaces';
       // Refused before any write (concurrency limit reached; input rejected): the outcome is claimed on its own.
-      if (error instanceof ConflictError) {
-        const existing = typeof error.extra.existingRunId === 'string' ? error.extra.existingRunId : null;
+      if (error instanceof FlowConcurrencyError) {
+        const existing = error.existingRunId;
         if (!(await claimTick(deps.db, claim, 'conflict', error.message, existing))) return 'lostRaces';
         log.warn({ ...where, existingRunId: existing }, `cron tick not dispatched: ${error.message}`);
         return 'conflicts';
       }
-      if (error instanceof HttpError) {
+      if (error instanceof DomainError) {
         if (!(await claimTick(deps.db, claim, 'failed', error.message))) return 'lostRaces';
         log.error({ ...where, error: error.message }, 'cron tick refused by dispatch');
         return 'failed';

@@ -5,7 +5,7 @@
 import type { CronEntry, CronShops } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Tenant } from '../db/sql.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { describeSchedule } from './describe.ts';
 import { cronSpec, scheduleOf, targetsShop } from './schedule.ts';

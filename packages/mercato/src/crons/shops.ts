@@ -3,13 +3,13 @@
  * the runtime wires it to the active installations of each app (src/platform), tests give their own implementation.
  */
 import { normalizeShopDomain } from '../app/shop.ts';
+import type { Installations } from '../platform/directory.ts';
 
-export interface ShopDirectory {
-  /** Shop domains with an active installation of the app (`shops: 'all'` fires once per entry). */
-  activeShops(appHandle: string): Promise<string[]>;
-  /** Whether the shop has an active installation of the app (a listed shop that has none is skipped). */
-  isActive(appHandle: string, shop: string): Promise<boolean>;
-}
+/**
+ * The installations port as the scheduler uses it: `activeShops` for `shops: 'all'` (one tick per entry), `isActive`
+ * for a listed shop (one without an active installation is skipped).
+ */
+export type ShopDirectory = Installations;
 
 /** A directory over a function listing the active shops of an app (e.g. the platform's installations). */
 export function shopDirectoryFrom(list: (appHandle: string) => Promise<readonly string[]>): ShopDirectory {

@@ -5,7 +5,7 @@
  */
 import { type Context, Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { type CustomPagesDeps, type OperationKind, type PageRequest, callOperation, listCustomPages, parseRpcBody, resolveOperation } from './service.ts';
 

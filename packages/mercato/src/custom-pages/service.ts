@@ -6,11 +6,12 @@
 import type { CustomPageContext, CustomPageDefinition, CustomPageOperation, ResolvedConfig } from '../app/types.ts';
 import { customPagePath, MAX_OPERATION_TIMEOUT_MS } from '../app/validate/custom-pages.ts';
 import type { Database } from '../db/engine.ts';
-import { type DispatchFn, schemaIssuesBody } from '../flows/dispatch.ts';
-import { BadRequestError, HttpError, INTERNAL_ERROR_MESSAGE, NotFoundError } from '../http/errors.ts';
+import { type DispatchFn, dispatchFlowFor, schemaIssuesBody } from '../flows/dispatch.ts';
+import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
+/** The answer of an unexpected failure (the same words as the HTTP layer's generic 500). */
+const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 import type { Logger } from '../logger.ts';
 import { createConnectors } from '../providers/service.ts';
-import { asDispatchError } from '../routes/errors.ts';
 import type { Secrets } from '../secrets/types.ts';
 
 export interface CustomPagesDeps {
@@ -89,13 +90,7 @@ function contextFor(deps: CustomPagesDeps, req: PageRequest, page: string, signa
     requestId: req.requestId,
     signal,
     providers: createConnectors({ db: deps.db, secrets: deps.secrets, providers: deps.config.providers }, req.appHandle, req.shop) as CustomPageContext['providers'],
-    async dispatchFlow(options) {
-      try {
-        return await deps.dispatch({ appHandle: req.appHandle, shop: req.shop, flowName: options.flowName, input: options.input, trigger: 'page', retryPolicy: options.retryPolicy });
-      } catch (error) {
-        throw asDispatchError(error, options.flowName);
-      }
-    },
+    dispatchFlow: (options) => dispatchFlowFor(deps.dispatch, 'page', { appHandle: req.appHandle, shop: req.shop })({ flowName: options.flowName, input: options.input, retryPolicy: options.retryPolicy }),
     log: { info: log('info'), warn: log('warn'), error: log('error') },
   };
 }
@@ -134,10 +129,10 @@ export async function listCustomPages(deps: CustomPagesDeps, req: PageRequest): 
 
 /** `{ input }` and nothing else; a missing `input` is `undefined`. */
 export function parseRpcBody(body: unknown): { input: unknown } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('Body must be a JSON object: { "input": … }');
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Body must be a JSON object: { "input": … }');
   const { input, ...rest } = body as Record<string, unknown>;
   const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new BadRequestError(`${extra}: unknown field (expected input)`, { field: extra });
+  if (extra !== undefined) throw new InvalidInputError(`${extra}: unknown field (expected input)`, { field: extra });
   return { input };
 }
 
@@ -159,7 +154,7 @@ export async function callOperation(deps: CustomPagesDeps, req: PageRequest, key
   let value = input;
   if (operation.input) {
     const parsed = await operation.input.safeParseAsync(input);
-    if (!parsed.success) throw new BadRequestError(`Invalid input for ${kind} "${name}" of custom page "${key}"`, { issues: schemaIssuesBody(parsed.error.issues) });
+    if (!parsed.success) throw new InvalidInputError(`Invalid input for ${kind} "${name}" of custom page "${key}"`, { issues: schemaIssuesBody(parsed.error.issues) });
     value = parsed.data;
   }
   const where = { requestId: req.requestId, appHandle: req.appHandle, shop: req.shop, customPage: key, kind, name };
@@ -170,7 +165,7 @@ export async function callOperation(deps: CustomPagesDeps, req: PageRequest, key
   } catch (error) {
     if (error instanceof TimeLimitError) {
       deps.logger.warn(where, `custom page ${kind} timed out after ${timeout} ms`);
-      throw new HttpError(500, `${kind === 'loader' ? 'Loader' : 'Action'} "${name}" of custom page "${key}" timed out after ${timeout} ms`, { extra: { requestId: req.requestId } });
+      throw new UpstreamError(`${kind === 'loader' ? 'Loader' : 'Action'} "${name}" of custom page "${key}" timed out after ${timeout} ms`, { requestId: req.requestId });
     }
     if (req.signal?.aborted) deps.logger.info(where, `custom page ${kind} aborted: the client went away`);
     else deps.logger.error({ ...where, err: error }, `custom page ${kind} failed`);
@@ -191,6 +186,6 @@ export async function callOperation(deps: CustomPagesDeps, req: PageRequest, key
 }
 
 /** The generic 500 of the admin API, once the cause is logged here (with more context than the global handler has). */
-function internalError(requestId: string): HttpError {
-  return new HttpError(500, INTERNAL_ERROR_MESSAGE, { extra: { requestId } });
+function internalError(requestId: string): UpstreamError {
+  return new UpstreamError(INTERNAL_ERROR_MESSAGE, { requestId });
 }

@@ -6,12 +6,23 @@
  * earlier session: the simulator keeps its tokens in memory, so the tokens stored by the last session are unknown to
  * this one. A failure is logged and the shop is installed later by the first admin request, as before.
  */
-import type { Runtime } from '../runtime.ts';
+import type { ResolvedPlatform } from '../app/platform.ts';
+import type { Database } from '../db/engine.ts';
+import type { Logger } from '../logger.ts';
+import type { Secrets } from '../secrets/types.ts';
 import { saveInstallation } from '../platform/installations.ts';
 import { exchangeSessionToken } from '../platform/token-exchange.ts';
 import { signSessionToken } from '../http/session-token.ts';
 
-export async function installDevShops(runtime: Pick<Runtime, 'db' | 'secrets' | 'logger' | 'env' | 'platform'>, shops: string[]): Promise<number> {
+export interface DevInstallDeps {
+  db: Pick<Database, 'query'>;
+  secrets: Secrets;
+  logger: Logger;
+  env: { platformOrigin?: string };
+  platform: Pick<ResolvedPlatform, 'apps'>;
+}
+
+export async function installDevShops(runtime: DevInstallDeps, shops: string[]): Promise<number> {
   const exec = runtime.db.query;
   const pairs = runtime.platform.apps.flatMap((app) => shops.map((shop) => ({ app, shop })));
   // all at once: each is an exchange with the local simulator and one upsert

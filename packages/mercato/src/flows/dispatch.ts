@@ -1,10 +1,14 @@
-/** The one dispatch function: API, instance.dispatchFlow, crons, MCP, webhooks and ctx.dispatchFlow all come here. */
+/**
+ * The one dispatch door: the API, the instance's dispatchFlow, routes, custom pages, ctx.dispatchFlow, MCP, crons and
+ * webhooks all come here. It resolves and checks the app handle for every caller, and refuses with the typed errors of
+ * flows/errors.ts (FlowNotFoundError, InvalidDispatchError, FlowConcurrencyError) before anything is written.
+ */
 import { normalizeShopDomain } from '../app/shop.ts';
-import type { DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
+import type { DispatchOptions, DispatchResult, ResolvedConfig, RetryPolicy } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Exec, Tenant } from '../db/sql.ts';
 import type { RuntimeEvents } from '../events.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError } from './errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store.ts';
@@ -13,7 +17,8 @@ import { findBadText } from '../db/text.ts';
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
 
 export interface DispatchRequest {
-  appHandle: string;
+  /** The app that owns the run: one of the config's apps; undefined means the only app (refused in multi-app mode). */
+  appHandle: string | undefined;
   /** null for a global run. */
   shop: string | null;
   flowName: string;
@@ -36,58 +41,94 @@ const POLICY_KEYS = ['maxAttempts', 'initialIntervalMs', 'backoffCoefficient', '
 
 export function validateDispatchPolicy(policy: unknown): Partial<RetryPolicy> | undefined {
   if (policy === undefined || policy === null) return undefined;
-  if (typeof policy !== 'object' || Array.isArray(policy)) throw new BadRequestError('retryPolicy: must be an object', { field: 'retryPolicy' });
+  if (typeof policy !== 'object' || Array.isArray(policy)) throw new InvalidDispatchError('retryPolicy: must be an object', { field: 'retryPolicy' });
   for (const [key, value] of Object.entries(policy)) {
-    if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new BadRequestError(`retryPolicy.${key}: unknown field`, { field: `retryPolicy.${key}` });
+    if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new InvalidDispatchError(`retryPolicy.${key}: unknown field`, { field: `retryPolicy.${key}` });
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (key === 'maxAttempts' && !Number.isInteger(value))) {
-      throw new BadRequestError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, { field: `retryPolicy.${key}` });
+      throw new InvalidDispatchError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, { field: `retryPolicy.${key}` });
     }
     if (key.endsWith('Ms') && value > MAX_TIMER_MS) {
-      throw new BadRequestError(`retryPolicy.${key}: must be at most ${MAX_TIMER_MS} ms`, { field: `retryPolicy.${key}` });
+      throw new InvalidDispatchError(`retryPolicy.${key}: must be at most ${MAX_TIMER_MS} ms`, { field: `retryPolicy.${key}` });
     }
   }
   return policy as Partial<RetryPolicy>;
 }
 
-export function createDispatcher(deps: { db: Database; registry: FlowRegistry; config: Pick<ResolvedConfig, 'retryPolicy'>; events?: RuntimeEvents }): DispatchFn {
+export interface DispatcherDeps {
+  db: Database;
+  registry: FlowRegistry;
+  config: Pick<ResolvedConfig, 'retryPolicy'>;
+  /** The handles of the config's apps: a run is only ever written under one of them. */
+  appHandles: readonly string[];
+  events?: RuntimeEvents;
+}
+
+/** The app a dispatch is for: the named one, or the only app in single-app mode. */
+export function resolveAppHandle(appHandles: readonly string[], requested: string | undefined): string {
+  if (requested === undefined) {
+    if (appHandles.length === 1) return appHandles[0];
+    throw new InvalidDispatchError('shopifyApp: required in multi-app mode', { field: 'shopifyApp' });
+  }
+  if (!appHandles.includes(requested)) throw new InvalidDispatchError(`shopifyApp: unknown app handle "${requested}"`, { field: 'shopifyApp' });
+  return requested;
+}
+
+export function createDispatcher(deps: DispatcherDeps): DispatchFn {
   return async (request) => {
+    const appHandle = resolveAppHandle(deps.appHandles, request.appHandle);
     const flow = deps.registry.get(request.flowName);
-    if (!flow || (flow.internalTrigger !== undefined && flow.internalTrigger !== request.trigger)) throw new NotFoundError(`Flow "${request.flowName}" is not registered`);
+    if (!flow || (flow.internalTrigger !== undefined && flow.internalTrigger !== request.trigger)) {
+      throw new FlowNotFoundError(`Flow "${request.flowName}" is not registered`, request.flowName);
+    }
     let shop: string | null = null;
     if (request.shop !== null && request.shop !== undefined) {
       shop = normalizeShopDomain(request.shop);
-      if (!shop) throw new BadRequestError(`shop: "${String(request.shop)}" is not a shop domain`, { field: 'shop' });
+      if (!shop) throw new InvalidDispatchError(`shop: "${String(request.shop)}" is not a shop domain`, { field: 'shop' });
     }
     // PostgreSQL cannot store a NUL character (or a lone surrogate) in jsonb: a clear 400 instead of a database error.
     const bad = findBadText(request.input ?? {}, 'input');
-    if (bad) throw new BadRequestError(`${bad.path}: contains ${bad.what}, which cannot be stored`, { field: bad.path });
+    if (bad) throw new InvalidDispatchError(`${bad.path}: contains ${bad.what}, which cannot be stored`, { field: bad.path });
     const parsed = await flow.definition.input.safeParseAsync(request.input ?? {});
     if (!parsed.success) {
-      throw new BadRequestError(`Invalid input for flow "${flow.name}"`, {
-        issues: schemaIssuesBody(parsed.error.issues),
-      });
+      throw new InvalidDispatchError(`Invalid input for flow "${flow.name}"`, { issues: schemaIssuesBody(parsed.error.issues) });
     }
     const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
-    const tenant: Tenant = { appHandle: request.appHandle, shop };
+    const tenant: Tenant = { appHandle, shop };
     const runId = await deps.db.transaction(async (exec) => {
       if (flow.concurrency !== null) {
         await lockFlowKey(exec, tenant, flow.name);
         const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
         if (active.length >= flow.concurrency) {
-          throw new ConflictError(`Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`, {
-            existingRunId: active[0],
-          });
+          const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
+          throw new FlowConcurrencyError(message, flow.name, active[0]);
         }
       }
-      const id = await insertRun(exec, { appHandle: request.appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId });
+      const id = await insertRun(exec, { appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId });
       if (request.within) await request.within(exec, id);
       await notifyRuns(exec, id);
       return id;
     });
-    deps.events?.emit('run.dispatched', { runId, flow: flow.name, shop, app: request.appHandle, trigger: request.trigger, parentRunId: request.parentRunId ?? null });
+    deps.events?.emit('run.dispatched', { runId, flow: flow.name, shop, app: appHandle, trigger: request.trigger, parentRunId: request.parentRunId ?? null });
     return { runId, status: 'pending' };
   };
+}
+
+/**
+ * The dispatchFlow of user code (the instance, routes, custom pages, ctx.dispatchFlow): DispatchOptions → the one door,
+ * with the caller's trigger (and parent run). `shopifyApp` is checked by the dispatcher like every app handle.
+ */
+export function dispatchFlowFor(dispatch: DispatchFn, trigger: Trigger, defaults: { appHandle?: string; shop?: string | null; parentRunId?: string } = {}): (options: DispatchOptions) => Promise<DispatchResult> {
+  return (o) =>
+    dispatch({
+      appHandle: o.shopifyApp ?? defaults.appHandle,
+      shop: o.shop !== undefined ? o.shop : (defaults.shop ?? null),
+      flowName: o.flowName,
+      input: o.input,
+      trigger,
+      retryPolicy: o.retryPolicy,
+      parentRunId: defaults.parentRunId,
+    });
 }

@@ -3,7 +3,7 @@
  * and writes the outcome. Every write is fenced on the claim's lease token.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { AdminGraphqlClient, DispatchOptions, DispatchResult, FlowContext, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
+import type { AdminGraphqlClient, FlowContext, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
 import { type RuntimeEvents, errorMessage } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { createRunLogger, writeLog } from '../logs/writer.ts';
@@ -20,6 +20,7 @@ import {
 } from './errors.ts';
 import { MAX_TIMER_MS, isTimerDelay, parseDuration, retryDelayMs } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
+import { type DispatchFn, dispatchFlowFor } from './dispatch.ts';
 import * as store from './store.ts';
 import type { ClaimedRun, StepWrite } from './store.ts';
 import type { Exec } from '../db/sql.ts';
@@ -33,8 +34,8 @@ export interface EngineDeps {
   registry: FlowRegistry;
   config: Pick<ResolvedConfig, 'onError'>;
   logger: Logger;
-  /** Dispatch used by ctx.dispatchFlow (trigger `flow`). */
-  dispatch: (options: DispatchOptions & { appHandle: string; trigger: string; parentRunId?: string }) => Promise<DispatchResult>;
+  /** The one dispatch door, used by ctx.dispatchFlow (trigger `flow`, the run as parent). */
+  dispatch: DispatchFn;
   /** Provider connectors of a tenant (providers capability). */
   connectors?: (appHandle: string, shop: string | null) => ProviderConnectors<any>;
   /** Admin GraphQL client of a tenant (platform capability). */
@@ -260,7 +261,7 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       throw new SleepInterrupt(name, wakeAt);
     },
     dispatchFlow(options) {
-      return deps.dispatch({ ...options, appHandle: options.shopifyApp ?? run.appHandle, shop: options.shop === undefined ? run.shop : options.shop, trigger: 'flow', parentRunId: run.id });
+      return dispatchFlowFor(deps.dispatch, 'flow', { appHandle: run.appHandle, shop: run.shop, parentRunId: run.id })(options);
     },
     get providers() {
       if (!deps.connectors) throw new Error('Provider connectors are not available in this runtime');

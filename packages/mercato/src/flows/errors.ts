@@ -1,6 +1,39 @@
+/**
+ * The errors of flows: the dispatcher's typed refusals (what `dispatchFlow` rejects with, for every caller), the run
+ * engine's own errors, and the retry-steering errors flow code throws (NonRetriableError, RetryAfterError).
+ */
 import { cleanText } from '../db/text.ts';
 import type { Duration } from '../app/types.ts';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { parseDuration } from './policy.ts';
+
+/** dispatchFlow: the flow already has as many active runs for this shop as its concurrency allows (409 over HTTP). */
+export class FlowConcurrencyError extends ConflictError {
+  constructor(
+    message: string,
+    readonly flowName: string,
+    readonly existingRunId: string,
+  ) {
+    super(message, { existingRunId });
+  }
+}
+
+/** dispatchFlow: no flow of that name is registered (404 over HTTP). */
+export class FlowNotFoundError extends NotFoundError {
+  constructor(
+    message: string,
+    readonly flowName: string,
+  ) {
+    super(message);
+  }
+}
+
+/** dispatchFlow: the input does not match the flow's schema, or the shop, app or retry policy is invalid (400 over HTTP). */
+export class InvalidDispatchError extends InvalidInputError {
+  constructor(message: string, options: { field?: string; issues?: unknown[] } = {}) {
+    super(message, options);
+  }
+}
 
 /** Errors of the run engine. `retryable: false` fails the run at once, whatever the retry policy says. */
 export class FlowError extends Error {

@@ -2,7 +2,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isUuid, tenantWhere, uuidList } from '../db/sql.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { FlowRegistry } from './registry.ts';
 import { ACTIVE, CANCEL_CHANNEL, activeRunIds, lockFlowKey, notifyRuns } from './store.ts';
 
@@ -91,11 +91,11 @@ export async function deleteRun(db: Database, t: Tenant, id: string): Promise<{ 
 
 export function parseBulkIds(body: unknown): string[] {
   const ids = (body as { ids?: unknown })?.ids;
-  if (!Array.isArray(ids)) throw new BadRequestError('ids: must be an array of run ids', { field: 'ids' });
-  if (ids.length === 0) throw new BadRequestError('ids: must not be empty', { field: 'ids' });
-  if (ids.length > MAX_BULK_DELETE) throw new BadRequestError(`ids: at most ${MAX_BULK_DELETE} ids per request (got ${ids.length})`, { field: 'ids' });
+  if (!Array.isArray(ids)) throw new InvalidInputError('ids: must be an array of run ids', { field: 'ids' });
+  if (ids.length === 0) throw new InvalidInputError('ids: must not be empty', { field: 'ids' });
+  if (ids.length > MAX_BULK_DELETE) throw new InvalidInputError(`ids: at most ${MAX_BULK_DELETE} ids per request (got ${ids.length})`, { field: 'ids' });
   const bad = ids.findIndex((v) => !isUuid(v));
-  if (bad !== -1) throw new BadRequestError(`ids[${bad}]: not a run id (UUID)`, { field: `ids[${bad}]` });
+  if (bad !== -1) throw new InvalidInputError(`ids[${bad}]: not a run id (UUID)`, { field: `ids[${bad}]` });
   return [...new Set(ids as string[])];
 }
 

@@ -3,7 +3,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
-import { BadRequestError } from '../http/errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import { describeBadText, hasBadText } from '../db/text.ts';
 
 export const RUN_LIST_DEFAULT_LIMIT = 50;
@@ -23,9 +23,9 @@ const KNOWN = new Set(['limit', 'offset', 'search', 'status', 'from', 'to']);
 
 function intParam(name: string, raw: string | undefined, min: number, max: number, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
-  if (!/^-?\d+$/.test(raw.trim())) throw new BadRequestError(`${name}: must be an integer from ${min} to ${max}`, { field: name });
+  if (!/^-?\d+$/.test(raw.trim())) throw new InvalidInputError(`${name}: must be an integer from ${min} to ${max}`, { field: name });
   const n = Number(raw);
-  if (n < min || n > max) throw new BadRequestError(`${name}: must be an integer from ${min} to ${max} (got ${n})`, { field: name });
+  if (n < min || n > max) throw new InvalidInputError(`${name}: must be an integer from ${min} to ${max} (got ${n})`, { field: name });
   return n;
 }
 
@@ -41,22 +41,22 @@ function dateParam(name: string, raw: string | undefined): Date | undefined {
   const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(raw);
   // A date-time without an offset is UTC (not the server's local time).
   const d = new Date(iso && iso[1] && !iso[4] ? `${raw}Z` : raw);
-  if (!iso || Number.isNaN(d.getTime()) || !validDay(raw)) throw new BadRequestError(`${name}: not a date (use ISO 8601, e.g. 2026-11-22 or 2026-11-22T10:00:00Z)`, { field: name });
+  if (!iso || Number.isNaN(d.getTime()) || !validDay(raw)) throw new InvalidInputError(`${name}: not a date (use ISO 8601, e.g. 2026-11-22 or 2026-11-22T10:00:00Z)`, { field: name });
   return d;
 }
 
 export function parseRunListQuery(query: Record<string, string | undefined>): RunListQuery {
-  for (const key of Object.keys(query)) if (!KNOWN.has(key)) throw new BadRequestError(`${key}: unknown query parameter`, { field: key });
+  for (const key of Object.keys(query)) if (!KNOWN.has(key)) throw new InvalidInputError(`${key}: unknown query parameter`, { field: key });
   const status = query.status;
   if (status !== undefined && status !== '' && !RUN_STATUSES.includes(status as RunStatus)) {
-    throw new BadRequestError(`status: must be one of ${RUN_STATUSES.join(', ')}`, { field: 'status' });
+    throw new InvalidInputError(`status: must be one of ${RUN_STATUSES.join(', ')}`, { field: 'status' });
   }
   const from = dateParam('from', query.from);
   const to = dateParam('to', query.to);
-  if (from && to && from > to) throw new BadRequestError('from: must not be after to', { field: 'from' });
+  if (from && to && from > to) throw new InvalidInputError('from: must not be after to', { field: 'from' });
   const search = query.search?.trim();
-  if (search && search.length > 200) throw new BadRequestError('search: at most 200 characters', { field: 'search' });
-  if (search && hasBadText(search)) throw new BadRequestError(`search: must not contain ${describeBadText(search)}`, { field: 'search' });
+  if (search && search.length > 200) throw new InvalidInputError('search: at most 200 characters', { field: 'search' });
+  if (search && hasBadText(search)) throw new InvalidInputError(`search: must not contain ${describeBadText(search)}`, { field: 'search' });
   return {
     limit: intParam('limit', query.limit, 1, RUN_LIST_MAX_LIMIT, RUN_LIST_DEFAULT_LIMIT),
     offset: intParam('offset', query.offset, 0, Number.MAX_SAFE_INTEGER, 0),

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Database } from '../db/engine.ts';
 import { isUuid } from '../db/sql.ts';
 import { readJsonBody } from '../http/body.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { DispatchFn } from './dispatch.ts';
 import { bulkDeleteRuns, cancelRun, deleteRun, parseBulkIds, retryRun } from './lifecycle.ts';
@@ -48,10 +48,10 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   flows.get('/', (c) => c.json({ flows: describeFlows(deps) }));
   flows.post('/:name/run', async (c) => {
     const body = await readJsonBody(c);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('Body must be a JSON object: { "input": { … } }');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Body must be a JSON object: { "input": { … } }');
     const { input, retryPolicy, ...rest } = body as Record<string, unknown>;
     const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw new BadRequestError(`${unknown[0]}: unknown field (expected input, retryPolicy)`, { field: unknown[0] });
+    if (unknown.length > 0) throw new InvalidInputError(`${unknown[0]}: unknown field (expected input, retryPolicy)`, { field: unknown[0] });
     const t = c.get('tenant');
     const result = await deps.dispatch({ appHandle: t.appHandle, shop: t.shop, flowName: c.req.param('name'), input: input ?? {}, trigger: 'api', retryPolicy: retryPolicy as any });
     return c.json(result, 202);

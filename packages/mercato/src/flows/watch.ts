@@ -15,7 +15,7 @@ import { Hono } from 'hono';
 import { RUN_STATUSES } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
-import { BadRequestError, NotFoundError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
 
@@ -100,7 +100,7 @@ async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot |
 function parseTimeout(raw: string | undefined): number {
   if (raw === undefined || raw === '') return WATCH_DEFAULT_TIMEOUT_S;
   if (!/^\d{1,3}$/.test(raw) || Number(raw) > WATCH_MAX_TIMEOUT_S) {
-    throw new BadRequestError(`timeout: must be a whole number of seconds from 0 to ${WATCH_MAX_TIMEOUT_S}`, { field: 'timeout' });
+    throw new InvalidInputError(`timeout: must be a whole number of seconds from 0 to ${WATCH_MAX_TIMEOUT_S}`, { field: 'timeout' });
   }
   return Number(raw);
 }
@@ -116,10 +116,10 @@ export function watchApi(deps: WatchDeps): ApiRouteGroup[] {
   runs.get('/:id/watch', async (c) => {
     const id = c.req.param('id');
     const query = c.req.query();
-    for (const key of Object.keys(query)) if (key !== 'since' && key !== 'timeout') throw new BadRequestError(`${key}: unknown query parameter (expected since, timeout)`, { field: key });
+    for (const key of Object.keys(query)) if (key !== 'since' && key !== 'timeout') throw new InvalidInputError(`${key}: unknown query parameter (expected since, timeout)`, { field: key });
     const timeoutMs = parseTimeout(query.timeout) * 1000;
     const since = query.since;
-    if (since !== undefined && since.length > 300) throw new BadRequestError('since: at most 300 characters', { field: 'since' });
+    if (since !== undefined && since.length > 300) throw new InvalidInputError('since: at most 300 characters', { field: 'since' });
     if (!isUuid(id)) throw new NotFoundError('Run not found');
     const t = c.get('tenant');
 

@@ -1,8 +1,9 @@
 /**
  * The errors of /api/functions: 400 with `userErrors` (ours or the platform's, same shape), and the mapping of the
- * Admin GraphQL client's errors (not installed → 409; any other platform failure → 500 with its message).
+ * Admin GraphQL client's errors to domain errors (not installed → ConflictError, 409; any other platform failure →
+ * UpstreamError, 500 with its message).
  */
-import { ConflictError, HttpError } from '../http/errors.ts';
+import { ConflictError, InvalidInputError, UpstreamError } from '../errors.ts';
 import { AdminApiError, AdminGraphqlError, AdminHttpError, NotInstalledError } from '../platform/index.ts';
 import type { UserError } from './input.ts';
 
@@ -10,13 +11,13 @@ import type { UserError } from './input.ts';
  * 400 `{ error, userErrors, source }`: `source` is `mercato` for problems found before calling the platform (config
  * fields, owner-field shapes) and `platform` for the mutation's userErrors; `error` is the first message.
  */
-export class FunctionInputError extends HttpError {
+export class FunctionInputError extends InvalidInputError {
   constructor(
     readonly userErrors: UserError[],
     source: 'mercato' | 'platform',
     extra: Record<string, unknown> = {},
   ) {
-    super(400, userErrors[0]?.message ?? 'Invalid input', { extra: { ...extra, source, userErrors } });
+    super(userErrors[0]?.message ?? 'Invalid input', { details: { ...extra, source, userErrors } });
   }
 }
 
@@ -35,7 +36,7 @@ export async function platformCall<T>(fn: () => Promise<T>): Promise<T> {
       const platform: Record<string, unknown> = {};
       if (error instanceof AdminGraphqlError) platform.codes = error.codes;
       if (error instanceof AdminHttpError) platform.status = error.status;
-      throw new HttpError(500, `The platform request failed: ${error.message}`, { extra: { platform } });
+      throw new UpstreamError(`The platform request failed: ${error.message}`, { platform });
     }
     throw error;
   }

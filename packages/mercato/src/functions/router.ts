@@ -2,16 +2,9 @@
 import { Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
-import { adminClientFor } from '../platform/index.ts';
-import type { Runtime } from '../runtime.ts';
 import { type FunctionsDeps, createFunctionsService } from './service.ts';
 
-/** The group of a runtime: its function definitions and the Admin GraphQL client of each tenant. */
-export function functionsApiOf(runtime: Runtime): ApiRouteGroup[] {
-  const clientDeps = { db: runtime.db, secrets: runtime.secrets, platform: runtime.platform, platformOrigin: runtime.env.platformOrigin, logger: runtime.logger };
-  return functionsApi({ functions: runtime.config.functions, adminClient: (appHandle, shop, signal) => adminClientFor(clientDeps, appHandle, shop, signal) });
-}
-
+/** The group: the config's function definitions and the Admin GraphQL client of each tenant (deps.adminClient). */
 export function functionsApi(deps: FunctionsDeps): ApiRouteGroup[] {
   const service = createFunctionsService(deps);
   const app = new Hono<ApiEnv>();

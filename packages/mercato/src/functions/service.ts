@@ -5,7 +5,7 @@
  */
 import type { AdminGraphqlClient, DiscountMode, FunctionDefinition } from '../app/types.ts';
 import type { Tenant } from '../db/sql.ts';
-import { NotFoundError, BadRequestError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { fieldMetadata } from '../providers/fields.ts';
 import { ADAPTERS, type Adapter, type AdapterContext, type DeployedFunction, modeOfId } from './adapters/index.ts';
 import { FunctionInputError, fieldError, platformCall } from './errors.ts';
@@ -45,7 +45,7 @@ export function createFunctionsService(deps: FunctionsDeps) {
 
   function adapterFor(def: FunctionDefinition): Adapter {
     const adapter = ADAPTERS[def.type];
-    if (!adapter) throw new BadRequestError(`Functions of type ${def.type} have no platform mutation: their instances are managed in the platform's admin, not through the API`);
+    if (!adapter) throw new InvalidInputError(`Functions of type ${def.type} have no platform mutation: their instances are managed in the platform's admin, not through the API`);
     return adapter;
   }
 

@@ -1,11 +1,13 @@
 /**
- * Typed HTTP errors and the one place that maps errors to responses (docs/admin-api.md, "Errors").
- * Routers throw these; `app.onError` turns them into `{ error, ... }` JSON. Anything else is logged with the
- * request id and answered with a generic 500 that leaks neither the message nor the stack.
+ * The one place that maps errors to responses (docs/admin-api.md, "Errors"). Domain code throws the domain errors of
+ * src/errors.ts (no status); STATUS_OF below gives each class its status and the body is `{ ...details, error }`. The
+ * HTTP layer's own errors (401 with its headers, 413) are HttpErrors. Anything else is logged with the request id and
+ * answered with a generic 500 that leaks neither the message nor the stack.
  */
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ConflictError, DomainError, ForbiddenError, InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 export type ErrorBody = { error: string } & Record<string, unknown>;
@@ -30,31 +32,9 @@ export class HttpError extends Error {
   }
 }
 
-export class BadRequestError extends HttpError {
-  constructor(message: string, details: { issues?: unknown[]; field?: string; extra?: Record<string, unknown> } = {}) {
-    const extra: Record<string, unknown> = { ...details.extra };
-    if (details.field !== undefined) extra.field = details.field;
-    if (details.issues !== undefined) extra.issues = details.issues;
-    super(400, message, { extra });
-  }
-}
-
 export class UnauthorizedError extends HttpError {
   constructor(message = 'Unauthorized', options: { headers?: Record<string, string> } = {}) {
     super(401, message, { headers: options.headers });
-  }
-}
-
-export class NotFoundError extends HttpError {
-  constructor(message = 'Not found') {
-    super(404, message);
-  }
-}
-
-export class ConflictError extends HttpError {
-  /** `extra` carries the conflict's details, e.g. `{ existingRunId }`. */
-  constructor(message: string, extra: Record<string, unknown> = {}) {
-    super(409, message, { extra });
   }
 }
 
@@ -68,10 +48,30 @@ export class PayloadTooLargeError extends HttpError {
   }
 }
 
+/** Domain error class → HTTP status; the first class the error is an instance of wins (subclasses before bases). */
+const STATUS_OF: ReadonlyArray<readonly [abstract new (...args: any[]) => DomainError, ContentfulStatusCode]> = [
+  [InvalidInputError, 400],
+  [ForbiddenError, 403],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [UpstreamError, 500],
+];
+
+/** The status a domain error is answered with (400 for a domain error of an unmapped class). */
+export function statusOf(error: DomainError): ContentfulStatusCode {
+  for (const [type, status] of STATUS_OF) if (error instanceof type) return status;
+  return 400;
+}
+
+/** The JSON body of a domain error: its details, then `error` (last, so a detail can never replace the message). */
+export function domainErrorBody(error: DomainError): ErrorBody {
+  return { ...error.details, error: error.message };
+}
+
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 
 /**
- * The mapping: typed errors → their status and body; Hono's own HTTPException → its status with
+ * The mapping: HTTP errors → their status, headers and body; domain errors → STATUS_OF; Hono's own HTTPException → its status with
  * `{ error: <message> }`; anything else → logged with the request id, generic 500.
  */
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
@@ -79,6 +79,7 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
     for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
     return c.json(err.body(), err.status);
   }
+  if (err instanceof DomainError) return c.json(domainErrorBody(err), statusOf(err));
   if (err instanceof HTTPException && err.status < 500) {
     return c.json({ error: err.message || defaultMessage(err.status) }, err.status as ContentfulStatusCode);
   }

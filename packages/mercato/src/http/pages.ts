@@ -5,7 +5,7 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { PAGE_KEYS, type PageKey, type PageMode } from '../app/types.ts';
-import { NotFoundError } from './errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { ApiEnv } from './types.ts';
 
 /** The API prefixes each page gates (spec, "Pages"); each prefix also covers its sub-paths. */

@@ -9,7 +9,6 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { PageKey } from '../app/types.ts';
-import type { Runtime } from '../runtime.ts';
 import { sessionAuth } from './auth.ts';
 import { PayloadTooLargeError, createErrorHandler, notFoundHandler } from './errors.ts';
 import { pageGate, pagesBody } from './pages.ts';
@@ -40,11 +39,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   const app = new Hono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(notFoundHandler);
-  app.use('*', requestId(), accessLog(logger), async (c, next) => {
-    // Full Runtime in production; see HttpRuntime.
-    c.set('runtime', runtime as Runtime);
-    await next();
-  });
+  app.use('*', requestId(), accessLog(logger));
 
   app.get('/healthz', async (c) => {
     const up = await runtime.db.ping().catch(() => false);

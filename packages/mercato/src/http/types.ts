@@ -3,7 +3,6 @@ import type { PageKey, PageMode } from '../app/types.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { Tenant } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
-import type { Runtime } from '../runtime.ts';
 
 /** The tenant a session token proves (an /api request): a shop's Tenant, with its app. Every data query filters by it. */
 export interface SessionTenant extends Tenant<string> {
@@ -13,7 +12,6 @@ export interface SessionTenant extends Tenant<string> {
 export type ApiEnv = {
   Variables: {
     requestId: string;
-    runtime: Runtime;
     tenant: SessionTenant;
   };
 };
@@ -27,8 +25,8 @@ export interface ApiRouteGroup {
 }
 
 /**
- * What http/ itself reads from the runtime. createHttpApp is given the full Runtime in production (groups read
- * it as `c.get('runtime')`); tests may give just these fields when their groups need nothing more.
+ * What http/ itself reads from the runtime (the composition in serve.ts gives it the Runtime; tests may give just
+ * these fields). Capability routers get their own dependencies from their factories, never through the context.
  */
 export interface HttpRuntime {
   readonly config: { readonly pages: Readonly<Record<PageKey, PageMode>> };

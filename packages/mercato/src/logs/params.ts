@@ -1,7 +1,7 @@
 /** Query parameters of the log search and export endpoints (docs/logs.md). Any invalid one is a 400 naming it. */
 import { describeBadText, hasBadText } from '../db/text.ts';
-import { BadRequestError } from '../http/errors.ts';
-import { type ParsedQuery, QueryError, parseQuery } from './query.ts';
+import { InvalidInputError } from '../errors.ts';
+import { type ParsedQuery, parseQuery } from './query.ts';
 import { LOG_SEARCH_DEFAULT_LIMIT, LOG_SEARCH_MAX_LIMIT, type LogSearchParams } from './search.ts';
 import { LOG_LEVELS, type LogLevel } from './writer.ts';
 
@@ -9,14 +9,14 @@ type Query = Record<string, string | undefined>;
 
 function rejectUnknown(query: Query, known: readonly string[]) {
   for (const key of Object.keys(query)) {
-    if (!known.includes(key)) throw new BadRequestError(`${key}: unknown query parameter (expected ${known.join(', ')})`, { field: key });
+    if (!known.includes(key)) throw new InvalidInputError(`${key}: unknown query parameter (expected ${known.join(', ')})`, { field: key });
   }
 }
 
 function intParam(name: string, raw: string | undefined, min: number, max: number, fallback: number | undefined): number | undefined {
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new BadRequestError(`${name}: must be an integer from ${min} to ${max}`, { field: name });
+    throw new InvalidInputError(`${name}: must be an integer from ${min} to ${max}`, { field: name });
   }
   return Number(raw);
 }
@@ -25,24 +25,15 @@ export function parseLevels(raw: string | undefined): LogLevel[] {
   if (raw === undefined) return [...LOG_LEVELS];
   const parts = raw.split(',').map((s) => s.trim());
   if (raw.trim() === '' || parts.some((p) => !LOG_LEVELS.includes(p as LogLevel))) {
-    throw new BadRequestError(`levels: must be a comma-separated subset of ${LOG_LEVELS.join(',')}`, { field: 'levels' });
+    throw new InvalidInputError(`levels: must be a comma-separated subset of ${LOG_LEVELS.join(',')}`, { field: 'levels' });
   }
   return LOG_LEVELS.filter((l) => parts.includes(l));
 }
 
 /** A query that does not parse: 400 `{ error, field: 'q', position, reason }`. */
 export function parseQ(raw: string | undefined): ParsedQuery {
-  if (raw !== undefined && hasBadText(raw)) throw new BadRequestError(`q: must not contain ${describeBadText(raw)}`, { field: 'q' });
-  try {
-    return parseQuery(raw);
-  } catch (error) {
-    throw toBadRequest(error);
-  }
-}
-
-export function toBadRequest(error: unknown): unknown {
-  if (error instanceof QueryError) return new BadRequestError(error.message, { field: 'q', extra: { position: error.position, reason: error.reason } });
-  return error;
+  if (raw !== undefined && hasBadText(raw)) throw new InvalidInputError(`q: must not contain ${describeBadText(raw)}`, { field: 'q' });
+  return parseQuery(raw);
 }
 
 export function parseSearchParams(query: Query): LogSearchParams {

@@ -9,6 +9,7 @@
  *
  * Every error is a QueryError with the 0-based character position it refers to and a reason.
  */
+import { InvalidInputError } from '../errors.ts';
 import type { LogLevel } from './writer.ts';
 
 export const MAX_QUERY_CHARS = 1000;
@@ -16,12 +17,12 @@ export const MAX_QUERY_TERMS = 64;
 export const MAX_REGEX_CHARS = 256;
 export const MAX_CONTEXT_LINES = 20;
 
-export class QueryError extends Error {
+/** A query that does not parse (or a regular expression PostgreSQL refuses): 400 `{ error, field: 'q', position, reason }`. */
+export class QueryError extends InvalidInputError {
   readonly position: number;
   readonly reason: string;
   constructor(position: number, reason: string) {
-    super(`Invalid query at position ${position}: ${reason}`);
-    this.name = 'QueryError';
+    super(`Invalid query at position ${position}: ${reason}`, { field: 'q', details: { position, reason } });
     this.position = position;
     this.reason = reason;
   }

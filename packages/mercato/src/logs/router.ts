@@ -2,12 +2,11 @@
 import { Hono } from 'hono';
 import type { Database } from '../db/engine.ts';
 import type { Tenant } from '../db/sql.ts';
-import { NotFoundError } from '../http/errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import { exportBatches, exportStream } from './export.ts';
-import { parseExportParams, parseSearchParams, toBadRequest } from './params.ts';
-import { QueryError } from './query.ts';
+import { parseExportParams, parseSearchParams } from './params.ts';
 import { runExists, searchLogs, withLogQuery } from './search.ts';
 
 export interface LogsApiDeps {
@@ -19,18 +18,12 @@ async function requireRun(db: Database, tenant: Tenant, runId: string) {
   if (!(await runExists(db, tenant, runId))) throw new NotFoundError('Run not found');
 }
 
-function mapQueryError<T>(promise: Promise<T>): Promise<T> {
-  return promise.catch((error: unknown) => {
-    throw error instanceof QueryError ? toBadRequest(error) : error;
-  });
-}
-
 export function logsApi(deps: LogsApiDeps): ApiRouteGroup[] {
   const app = new Hono<ApiEnv>();
 
   app.get('/:id/logs', async (c) => {
     const params = parseSearchParams(c.req.query());
-    return c.json(await mapQueryError(searchLogs(deps.db, c.get('tenant'), c.req.param('id'), params)));
+    return c.json(await searchLogs(deps.db, c.get('tenant'), c.req.param('id'), params));
   });
 
   app.get('/:id/logs/export', async (c) => {
@@ -39,7 +32,7 @@ export function logsApi(deps: LogsApiDeps): ApiRouteGroup[] {
     await requireRun(deps.db, tenant, runId);
     const { format, levels, query } = parseExportParams(c.req.query());
     // Compile the regular expressions now, so an invalid one is a 400 before the download starts.
-    await mapQueryError(withLogQuery(deps.db, query.where, async () => undefined));
+    await withLogQuery(deps.db, query.where, async () => undefined);
     const requestId = c.get('requestId');
     const body = exportStream(exportBatches(deps.db, tenant, runId, levels, query), format, (error) =>
       deps.logger.error({ err: error, runId, requestId }, 'log export failed after the download started'),

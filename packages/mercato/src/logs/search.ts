@@ -6,7 +6,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
 import { type Exec, type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
-import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
+import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
 import { toSql } from './sql.ts';
 import { LOG_LEVELS, type LogLevel } from './writer.ts';
@@ -98,12 +98,12 @@ export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn:
       return fn(exec);
     });
   } catch (error) {
-    if (error instanceof QueryError || error instanceof HttpError) throw error;
+    if (error instanceof DomainError) throw error;
     const code = dbErrorCode(error);
     if (code === '57014') {
-      throw new BadRequestError(`The log query took longer than ${timeoutMs} ms and was stopped; narrow it (a time bound, a field filter, fewer regular expressions)`, { field: 'q' });
+      throw new InvalidInputError(`The log query took longer than ${timeoutMs} ms and was stopped; narrow it (a time bound, a field filter, fewer regular expressions)`, { field: 'q' });
     }
-    if (code === '2201B' || code === '54001') throw new BadRequestError(`Invalid regular expression: ${(unwrapDbError(error) as Error).message}`, { field: 'q' });
+    if (code === '2201B' || code === '54001') throw new InvalidInputError(`Invalid regular expression: ${(unwrapDbError(error) as Error).message}`, { field: 'q' });
     throw unwrapDbError(error);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * What the MCP capability needs from the rest of the runtime. The integrations with logs, crons and the platform are
- * small interfaces wired in one place (`mcpDepsOf` in src/serve.ts); a built-in tool whose integration is not wired answers
+ * small interfaces wired in one place (`mcpDeps` in mcp/wiring.ts, called by the composition in src/serve.ts); a built-in tool whose integration is not wired answers
  * -32000 "not available".
  */
 import type { ResolvedApp } from '../app/platform.ts';
@@ -11,6 +11,7 @@ import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Logger } from '../logger.ts';
+import type { Installations } from '../platform/directory.ts';
 
 export type LogLevelName = 'info' | 'warn' | 'error';
 
@@ -18,7 +19,7 @@ export type LogLevelName = 'info' | 'warn' | 'error';
 export interface McpLogsIntegration {
   /**
    * Searches the logs of a run of the tenant with the admin log query language; resolves to null when the run does not
-   * exist in this tenant. A malformed query throws BadRequestError (answered -32602).
+   * exist in this tenant. A malformed query throws InvalidInputError (answered -32602).
    */
   search(
     tenant: Tenant<string>,
@@ -32,14 +33,14 @@ export interface McpLogsIntegration {
 /** Crons of a tenant with their per-shop override state (src/crons). */
 export interface McpCronsIntegration {
   listCrons(appHandle: string, shop: string): Promise<unknown[]>;
-  /** Unknown keys throw NotFoundError or BadRequestError (answered -32602). */
+  /** Unknown keys throw NotFoundError or InvalidInputError (answered -32602). */
   setCronEnabled(appHandle: string, shop: string, key: string, enabled: boolean): Promise<unknown>;
 }
 
 /** Installations and the raw Admin GraphQL client (src/platform). */
 export interface McpPlatformIntegration {
-  /** Shop domains with an active installation of the app. */
-  installedShops(appHandle: string): Promise<readonly string[]>;
+  /** The installations port (src/platform/directory.ts): shop domains with an active installation of the app. */
+  installations: Pick<Installations, 'activeShops'>;
   /** One Admin GraphQL call; GraphQL error payloads come back as the body, never as a thrown error. */
   adminGraphql(request: {
     appHandle: string;

@@ -3,7 +3,7 @@
  * result mapping, error mapping to JSON-RPC codes, and the audit record (written for every outcome).
  */
 import type { Database } from '../db/engine.ts';
-import { HttpError } from '../http/errors.ts';
+import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { CallContext, ResourceSpec, ToolSpec } from './catalog.ts';
 import { covers } from './permissions.ts';
@@ -60,10 +60,11 @@ function outcomeOf(error: unknown, reason: 'timeout' | 'disconnect' | null, what
   if (reason === 'timeout') return { status: 'timeout', error: new RpcError(RPC.EXECUTION_FAILED, `${what} timed out after ${timeoutMs} ms`) };
   if (reason === 'disconnect') return { status: 'error', error: new RpcError(RPC.EXECUTION_FAILED, `${what} aborted: the client disconnected`) };
   if (error instanceof RpcError) return { status: error.code === RPC.PERMISSION_DENIED ? 'denied' : 'error', error };
-  if (error instanceof HttpError) {
-    const { error: message, ...data } = error.body();
-    const code = error.status === 400 || error.status === 404 ? RPC.INVALID_PARAMS : RPC.EXECUTION_FAILED;
-    return { status: 'error', error: new RpcError(code, message, Object.keys(data).length > 0 ? data : undefined) };
+  if (error instanceof DomainError) {
+    // invalid input and "not found" are the caller's to fix (-32602); anything else the domain refused is a tool failure
+    const code = error instanceof InvalidInputError || error instanceof NotFoundError ? RPC.INVALID_PARAMS : RPC.EXECUTION_FAILED;
+    const data = error.details;
+    return { status: 'error', error: new RpcError(code, error.message, Object.keys(data).length > 0 ? data : undefined) };
   }
   log();
   if (builtIn) return { status: 'error', error: new RpcError(RPC.EXECUTION_FAILED, `${what} failed with an internal error`) };

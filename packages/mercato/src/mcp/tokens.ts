@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/engine.ts';
 import type { AuthCache, AuthEntry } from './auth-cache.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.ts';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
 import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
@@ -47,29 +47,29 @@ export interface TokenServiceDeps {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkFields(body: unknown, allowed: readonly string[], shape: string): Record<string, unknown> {
-  if (!isObject(body)) throw new BadRequestError(`Body must be a JSON object: ${shape}`);
+  if (!isObject(body)) throw new InvalidInputError(`Body must be a JSON object: ${shape}`);
   for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) throw new BadRequestError(`${key}: unknown field (expected ${allowed.join(', ')})`, { field: key });
+    if (!allowed.includes(key)) throw new InvalidInputError(`${key}: unknown field (expected ${allowed.join(', ')})`, { field: key });
   }
   return body;
 }
 
 function parseName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new BadRequestError('name: must be a non-empty string', { field: 'name' });
+  if (typeof value !== 'string' || value.trim() === '') throw new InvalidInputError('name: must be a non-empty string', { field: 'name' });
   const name = value.trim();
-  if (name.length > MAX_NAME_LENGTH) throw new BadRequestError(`name: at most ${MAX_NAME_LENGTH} characters`, { field: 'name' });
+  if (name.length > MAX_NAME_LENGTH) throw new InvalidInputError(`name: at most ${MAX_NAME_LENGTH} characters`, { field: 'name' });
   return name;
 }
 
 function parsePermissions(value: unknown, known: ReadonlySet<string>): string[] {
   if (!Array.isArray(value) || !value.every((p) => typeof p === 'string')) {
-    throw new BadRequestError('permissions: must be an array of permission keys', { field: 'permissions' });
+    throw new InvalidInputError('permissions: must be an array of permission keys', { field: 'permissions' });
   }
   const unknown = value.filter((p) => !known.has(p));
   if (unknown.length > 0) {
-    throw new BadRequestError(`permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`, {
+    throw new InvalidInputError(`permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`, {
       field: 'permissions',
-      extra: { unknownPermissions: unknown },
+      details: { unknownPermissions: unknown },
     });
   }
   return [...new Set(value as string[])];
@@ -79,19 +79,19 @@ function parsePermissions(value: unknown, known: ReadonlySet<string>): string[] 
 function parseExpiry(body: Record<string, unknown>, now: number): Date | null | undefined {
   const hasAt = body.expiresAt !== undefined;
   const hasDays = body.expiresInDays !== undefined;
-  if (hasAt && hasDays) throw new BadRequestError('Give either expiresAt or expiresInDays, not both', { field: 'expiresAt' });
+  if (hasAt && hasDays) throw new InvalidInputError('Give either expiresAt or expiresInDays, not both', { field: 'expiresAt' });
   if (hasAt) {
     if (body.expiresAt === null) return null;
     const date = typeof body.expiresAt === 'string' ? new Date(body.expiresAt) : new Date(Number.NaN);
-    if (Number.isNaN(date.getTime())) throw new BadRequestError('expiresAt: must be an ISO date string or null', { field: 'expiresAt' });
-    if (date.getTime() <= now) throw new BadRequestError('expiresAt: must be in the future', { field: 'expiresAt' });
+    if (Number.isNaN(date.getTime())) throw new InvalidInputError('expiresAt: must be an ISO date string or null', { field: 'expiresAt' });
+    if (date.getTime() <= now) throw new InvalidInputError('expiresAt: must be in the future', { field: 'expiresAt' });
     return date;
   }
   if (hasDays) {
     const days = body.expiresInDays;
     if (days === null) return null;
     if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
-      throw new BadRequestError(`expiresInDays: must be a positive integer (at most ${MAX_EXPIRY_DAYS}) or null`, { field: 'expiresInDays' });
+      throw new InvalidInputError(`expiresInDays: must be a positive integer (at most ${MAX_EXPIRY_DAYS}) or null`, { field: 'expiresInDays' });
     }
     return new Date(now + days * DAY_MS);
   }
@@ -175,19 +175,19 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (body.name !== undefined) fields.name = parseName(body.name);
       if (body.status !== undefined) {
         if (body.status !== 'active' && body.status !== 'disabled') {
-          throw new BadRequestError(`status: must be "active" or "disabled"${body.status === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`, { field: 'status' });
+          throw new InvalidInputError(`status: must be "active" or "disabled"${body.status === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`, { field: 'status' });
         }
         fields.status = body.status;
       }
       const expiry = parseExpiry(body, Date.now());
       if (expiry !== undefined) fields.expiresAt = expiry;
-      if (Object.keys(fields).length === 0) throw new BadRequestError('Nothing to change: give name, status, expiresAt or expiresInDays');
+      if (Object.keys(fields).length === 0) throw new InvalidInputError('Nothing to change: give name, status, expiresAt or expiresInDays');
       return edit(t, id, fields);
     },
 
     async setPermissions(t: Tenant<string>, id: string, raw: unknown): Promise<TokenRecord> {
       const body = checkFields(raw, ['permissions'], '{ permissions: [<permission key>] }');
-      if (body.permissions === undefined) throw new BadRequestError('permissions: required', { field: 'permissions' });
+      if (body.permissions === undefined) throw new InvalidInputError('permissions: required', { field: 'permissions' });
       return edit(t, id, { permissions: parsePermissions(body.permissions, deps.knownPermissions()) });
     },
 

@@ -1,26 +1,46 @@
 /**
- * The one place the MCP capability is wired to the runtime and to the other capabilities (logs, crons, platform).
- * One instance per runtime, shared by `/api/mcp` and `/mcp`.
+ * The MCP capability wired to the other capabilities (logs, crons, platform) through the small interfaces of deps.ts.
+ * The composition (src/serve.ts) calls mcpDeps once per runtime; `/api/mcp` and `/mcp` share the one instance.
  */
+import type { ResolvedPlatform } from '../app/platform.ts';
+import type { AdminGraphqlClient, ResolvedConfig } from '../app/types.ts';
 import { listCrons, setCronEnabled } from '../crons/index.ts';
-import { parseQ, toBadRequest } from '../logs/params.ts';
-import { QueryError } from '../logs/query.ts';
+import type { Database } from '../db/engine.ts';
+import type { RuntimeEvents } from '../events.ts';
+import type { DispatchFn } from '../flows/dispatch.ts';
+import type { FlowRegistry } from '../flows/registry.ts';
+import type { Logger } from '../logger.ts';
+import { parseQ } from '../logs/params.ts';
 import { runExists, searchLogs } from '../logs/search.ts';
-import { AdminApiError, adminClientFor, listActiveInstallations } from '../platform/index.ts';
-import type { Runtime } from '../runtime.ts';
+import type { Installations } from '../platform/directory.ts';
+import { AdminApiError } from '../platform/index.ts';
 import { LOG_SEARCH_DOCS } from './builtins/log-search-docs.ts';
 import type { McpCronsIntegration, McpDeps, McpLogsIntegration, McpPlatformIntegration } from './deps.ts';
-import { type Mcp, createMcp } from './index.ts';
 import { RPC, RpcError } from './rpc.ts';
 
 /** Context lines on each side of a match when `context` is true and the query sets none (C:/B:/A:). */
 export const DEFAULT_CONTEXT_LINES = 2;
 
-function logsIntegration(runtime: Runtime): McpLogsIntegration {
+/** Everything the MCP capability is built from. */
+export interface McpWiring {
+  db: Database;
+  config: ResolvedConfig<any, any>;
+  registry: FlowRegistry;
+  dispatch: DispatchFn;
+  logger: Logger;
+  version: string;
+  platform: ResolvedPlatform;
+  env: { encryptionKey?: string; previousEncryptionKeys?: readonly string[] };
+  events?: RuntimeEvents;
+  installations: Pick<Installations, 'activeShops'>;
+  adminClientFor(appHandle: string, shop: string, signal?: AbortSignal): AdminGraphqlClient;
+}
+
+function logsIntegration(db: Database): McpLogsIntegration {
   return {
     queryLanguageDocs: LOG_SEARCH_DOCS,
     async search(tenant, runId, o) {
-      if (!(await runExists(runtime.db, tenant, runId))) return null;
+      if (!(await runExists(db, tenant, runId))) return null;
       const parsed = parseQ(o.query);
       const explicit = parsed.before > 0 || parsed.after > 0;
       const query = !o.context
@@ -28,31 +48,26 @@ function logsIntegration(runtime: Runtime): McpLogsIntegration {
         : explicit || parsed.where === null
           ? parsed
           : { ...parsed, before: DEFAULT_CONTEXT_LINES, after: DEFAULT_CONTEXT_LINES };
-      try {
-        const { logs, total, totalExact } = await searchLogs(runtime.db, tenant, runId, { query, levels: o.levels, limit: o.limit, offset: 0 });
-        return { logs, total, totalExact };
-      } catch (error) {
-        throw error instanceof QueryError ? toBadRequest(error) : error;
-      }
+      const { logs, total, totalExact } = await searchLogs(db, tenant, runId, { query, levels: o.levels, limit: o.limit, offset: 0 });
+      return { logs, total, totalExact };
     },
   };
 }
 
-function cronsIntegration(runtime: Runtime): McpCronsIntegration {
-  const deps = { db: runtime.db, crons: runtime.config.crons };
+function cronsIntegration(w: McpWiring): McpCronsIntegration {
+  const deps = { db: w.db, crons: w.config.crons };
   return {
     listCrons: (appHandle, shop) => listCrons(deps, { appHandle, shop }),
     setCronEnabled: (appHandle, shop, key, enabled) => setCronEnabled(deps, { appHandle, shop }, key, enabled),
   };
 }
 
-function platformIntegration(runtime: Runtime): McpPlatformIntegration {
-  const clientDeps = { db: runtime.db, secrets: runtime.secrets, platform: runtime.platform, platformOrigin: runtime.env.platformOrigin, logger: runtime.logger };
+function platformIntegration(w: McpWiring): McpPlatformIntegration {
   return {
-    installedShops: async (appHandle) => (await listActiveInstallations(runtime.db, appHandle)).map((i) => i.shop),
+    installations: w.installations,
     async adminGraphql(r) {
       try {
-        return await adminClientFor(clientDeps, r.appHandle, r.shop, r.signal).raw(r.query, { variables: r.variables, apiVersion: r.apiVersion });
+        return await w.adminClientFor(r.appHandle, r.shop, r.signal).raw(r.query, { variables: r.variables, apiVersion: r.apiVersion });
       } catch (error) {
         // Unreachable platform, missing installation: tell the caller what happened (no secret is in these messages).
         if (error instanceof AdminApiError) throw new RpcError(RPC.EXECUTION_FAILED, error.message);
@@ -62,31 +77,20 @@ function platformIntegration(runtime: Runtime): McpPlatformIntegration {
   };
 }
 
-export function mcpDepsOf(runtime: Runtime): McpDeps {
+export function mcpDeps(w: McpWiring): McpDeps {
   return {
-    db: runtime.db,
-    config: runtime.config,
-    registry: runtime.registry,
-    dispatch: runtime.dispatch,
-    logger: runtime.logger,
-    version: runtime.version,
-    platform: runtime.platform,
-    encryptionKey: runtime.env.encryptionKey,
-    previousEncryptionKeys: runtime.env.previousEncryptionKeys,
-    logs: logsIntegration(runtime),
-    crons: cronsIntegration(runtime),
-    platformApi: platformIntegration(runtime),
-    events: runtime.events,
+    db: w.db,
+    config: w.config,
+    registry: w.registry,
+    dispatch: w.dispatch,
+    logger: w.logger,
+    version: w.version,
+    platform: w.platform,
+    encryptionKey: w.env.encryptionKey,
+    previousEncryptionKeys: w.env.previousEncryptionKeys,
+    logs: logsIntegration(w.db),
+    crons: cronsIntegration(w),
+    platformApi: platformIntegration(w),
+    events: w.events,
   };
-}
-
-const instances = new WeakMap<Runtime, Mcp>();
-
-export function mcpOf(runtime: Runtime): Mcp {
-  let mcp = instances.get(runtime);
-  if (!mcp) {
-    mcp = createMcp(mcpDepsOf(runtime));
-    instances.set(runtime, mcp);
-  }
-  return mcp;
 }

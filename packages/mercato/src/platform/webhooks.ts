@@ -21,7 +21,8 @@ import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Exec } from '../db/sql.ts';
-import { BadRequestError, PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
+import { PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import { WEBHOOK_TRIGGER, type WebhookInput, webhookFlowName } from './webhook-flows.ts';
@@ -100,10 +101,10 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const topic = header(h, 'x-shopify-topic');
       const shopHeader = header(h, 'x-shopify-shop-domain');
       const webhookId = header(h, 'x-shopify-webhook-id');
-      if (!topic || !/^[a-z0-9_]+\/[a-z0-9_]+$/.test(topic)) throw new BadRequestError('X-Shopify-Topic: missing or not a topic', { field: 'X-Shopify-Topic' });
+      if (!topic || !/^[a-z0-9_]+\/[a-z0-9_]+$/.test(topic)) throw new InvalidInputError('X-Shopify-Topic: missing or not a topic', { field: 'X-Shopify-Topic' });
       const shop = normalizeShopDomain(shopHeader);
-      if (!shop) throw new BadRequestError('X-Shopify-Shop-Domain: missing or not a shop domain', { field: 'X-Shopify-Shop-Domain' });
-      if (!webhookId || webhookId.length > 255) throw new BadRequestError('X-Shopify-Webhook-Id: missing', { field: 'X-Shopify-Webhook-Id' });
+      if (!shop) throw new InvalidInputError('X-Shopify-Shop-Domain: missing or not a shop domain', { field: 'X-Shopify-Shop-Domain' });
+      if (!webhookId || webhookId.length > 255) throw new InvalidInputError('X-Shopify-Webhook-Id: missing', { field: 'X-Shopify-Webhook-Id' });
       const eventId = header(h, 'x-shopify-event-id');
       const triggeredAtRaw = header(h, 'x-shopify-triggered-at');
       const triggeredAt = triggeredAtRaw && !Number.isNaN(Date.parse(triggeredAtRaw)) ? new Date(triggeredAtRaw).toISOString() : null;
@@ -111,7 +112,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       try {
         payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
       } catch {
-        throw new BadRequestError('Webhook body must be JSON');
+        throw new InvalidInputError('Webhook body must be JSON');
       }
 
       const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: eventId?.slice(0, 255) ?? null, shop, topic, runId: null };

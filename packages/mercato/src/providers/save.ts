@@ -1,5 +1,5 @@
 /** PUT /api/providers/:name — the spec's seven-step save procedure, in order. Never runs the checker. */
-import { BadRequestError } from '../http/errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import { type FieldError, TRANSFORMER_MESSAGE, checkRequired, coerce, fieldMessage, hasValue, runValidator, typeProblem } from './fields.ts';
 import { scrub, secretValues } from './scrub.ts';
 import { type ProvidersDeps, definitionOf, listProviders, loadDecryptable, ownerOf } from './service.ts';
@@ -10,14 +10,14 @@ type Config = Record<string, unknown>;
 const isObject = (value: unknown): value is Config => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function fail(errors: FieldError[]): never {
-  throw new BadRequestError(errors[0].message, { field: errors[0].field, extra: { errors } });
+  throw new InvalidInputError(errors[0].message, { field: errors[0].field, details: { errors } });
 }
 
 export async function saveProviderConfig(deps: ProvidersDeps, appHandle: string, shop: string, name: string, body: unknown) {
   const def = definitionOf(deps, name);
   const fields = def.ui.fields;
   const submitted = isObject(body) ? body.config : undefined;
-  if (!isObject(submitted)) throw new BadRequestError('Body must be a JSON object: { "config": { … } }', { field: 'config' });
+  if (!isObject(submitted)) throw new InvalidInputError('Body must be a JSON object: { "config": { … } }', { field: 'config' });
   const errors: FieldError[] = [];
   // Before the procedure: a key the provider does not declare is refused.
   for (const key of Object.keys(submitted)) if (!Object.hasOwn(fields, key)) errors.push({ field: key, message: fieldMessage(key, 'is not a field of this provider') });
@@ -42,9 +42,9 @@ export async function saveProviderConfig(deps: ProvidersDeps, appHandle: string,
       transformed = await def.transformer({ data: { ...coerced } });
     } catch (error) {
       const message = scrub(error instanceof Error ? error.message : String(error), secretValues(fields, coerced));
-      throw new BadRequestError(`Provider transformer failed: ${message || 'it threw'}`);
+      throw new InvalidInputError(`Provider transformer failed: ${message || 'it threw'}`);
     }
-    if (!isObject(transformed)) throw new BadRequestError(TRANSFORMER_MESSAGE);
+    if (!isObject(transformed)) throw new InvalidInputError(TRANSFORMER_MESSAGE);
     result = { ...transformed };
   }
   // 6. required fields again, each declared field's type (and select option), then its validator, whose output is saved

@@ -2,9 +2,9 @@
  * Providers at run time: the read representation, health checks and connectors (the save pipeline is in save.ts).
  * Configs are encrypted as a whole, bound to (app, shop, provider).
  */
-import type { FieldsMap, ProviderDefinition, ProvidersMap } from '../app/types.ts';
+import type { FieldsMap, ProviderConnectors, ProviderDefinition, ProvidersMap } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { BadRequestError, HttpError, NotFoundError } from '../http/errors.ts';
+import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { SecretError } from '../secrets/types.ts';
 import { notConfigured, undecryptable, withoutShop } from './errors.ts';
@@ -84,16 +84,16 @@ export async function listProviders(deps: ProvidersDeps, appHandle: string, shop
 }
 
 /** Thrown to answer the check endpoint's 500 `{ ok: false, error }`. */
-export class CheckFailedError extends HttpError {
+export class CheckFailedError extends UpstreamError {
   constructor(message: string) {
-    super(500, message, { extra: { ok: false } });
+    super(message, { ok: false });
   }
 }
 
 /** POST /api/providers/:name/check. */
 export async function checkProvider(deps: ProvidersDeps, appHandle: string, shop: string, name: string): Promise<{ ok: boolean; lastCheckedAt: string | null }> {
   const def = definitionOf(deps, name);
-  if (typeof def.checker !== 'function') throw new BadRequestError(`Provider "${name}" has no checker`, { extra: { ok: false } });
+  if (typeof def.checker !== 'function') throw new InvalidInputError(`Provider "${name}" has no checker`, { details: { ok: false } });
   let saved: Record<string, unknown> | undefined;
   try {
     saved = await loadSavedConfig(deps, appHandle, shop, name);
@@ -126,7 +126,7 @@ export async function checkProvider(deps: ProvidersDeps, appHandle: string, shop
  * Connectors: `connectors(app, shop).<provider>.<method>(...args)` calls `methods[method](savedConfig, ...args)`. The saved
  * config is loaded at each call and never handed to the caller; the checker is never run implicitly.
  */
-export function createConnectors(deps: ProvidersDeps, appHandle: string, shop: string | null): Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> {
+export function createConnectors(deps: ProvidersDeps, appHandle: string, shop: string | null): ProviderConnectors<ProvidersMap> {
   const out: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
   for (const [name, def] of Object.entries(deps.providers)) {
     const methods: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
@@ -155,5 +155,6 @@ export function createConnectors(deps: ProvidersDeps, appHandle: string, shop: s
     }
     out[name] = Object.freeze(methods);
   }
-  return Object.freeze(out);
+  // built from the definitions at run time: the one place the mapped type is asserted
+  return Object.freeze(out) as ProviderConnectors<ProvidersMap>;
 }

@@ -1,13 +1,12 @@
 /** forShop({ shop, shopifyApp? }): resolves an active installation and returns the tenant's context for a public route (throws the typed errors of ./errors.ts). */
 import type { ResolvedPlatform } from '../app/platform.ts';
+import type { Installations } from '../platform/directory.ts';
 import { normalizeShopDomain } from '../app/shop.ts';
 import { InvalidShopError, ShopNotInstalledError } from './errors.ts';
 import type { ForShop, ShopContext } from './types.ts';
 
-export interface InstallationLookup {
-  /** True when (appHandle, shop) has an active installation. */
-  isActive(appHandle: string, shop: string): Promise<boolean>;
-}
+/** What forShop needs of the installations port. */
+export type InstallationLookup = Pick<Installations, 'isActive'>;
 
 export function createForShop(deps: {
   platform: Pick<ResolvedPlatform, 'apps' | 'byHandle'>;

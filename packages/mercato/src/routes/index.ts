@@ -1,38 +1,38 @@
-/** Public routes wired to a runtime: dispatch with trigger `route`, forShop over installations, connectors. */
+/** Public routes: the loader and router, wired to their dependencies (dispatch with trigger `route`, forShop, connectors). */
 import { join } from 'node:path';
 import type { Hono } from 'hono';
-import { createConnectors } from '../providers/service.ts';
-import { type Runtime, resolveAppHandle } from '../runtime.ts';
-import { asDispatchError } from './errors.ts';
+import { type DispatchFn, dispatchFlowFor } from '../flows/dispatch.ts';
 import { type InstallationLookup, createForShop } from './for-shop.ts';
 import { type LoadedRoute, loadRoutes } from './loader.ts';
+import type { ShopContext } from './types.ts';
 import { type RoutesDeps, mountRoutes } from './router.ts';
 
 export { defineRoute } from './types.ts';
 export { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError, InvalidShopError, ShopNotInstalledError } from './errors.ts';
 export type { InstallationLookup } from './for-shop.ts';
 
-export function routesDeps(runtime: Runtime, installations: InstallationLookup): RoutesDeps {
+/** What public routes need: the logger, forShop's lookups, and the one dispatch door (trigger `route`). */
+export interface RoutesWiring {
+  logger: RoutesDeps['logger'];
+  platform: Parameters<typeof createForShop>[0]['platform'];
+  installations: InstallationLookup;
+  connectorsFor: (appHandle: string, shop: string) => ShopContext['providers'];
+  dispatch: DispatchFn;
+}
+
+export function routesDeps(w: RoutesWiring): RoutesDeps {
   return {
-    logger: runtime.logger,
-    forShop: createForShop({
-      platform: runtime.platform,
-      installations,
-      connectors: (appHandle, shop) => createConnectors({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, appHandle, shop) as any,
-    }),
-    dispatchFlow: async (o) => {
-      try {
-        return await runtime.dispatch({ appHandle: resolveAppHandle(runtime.platform, o.shopifyApp), shop: o.shop ?? null, flowName: o.flowName, input: o.input, trigger: 'route', retryPolicy: o.retryPolicy });
-      } catch (error) {
-        throw asDispatchError(error, o.flowName);
-      }
-    },
+    logger: w.logger,
+    forShop: createForShop({ platform: w.platform, installations: w.installations, connectors: w.connectorsFor }),
+    dispatchFlow: dispatchFlowFor(w.dispatch, 'route'),
   };
 }
 
 /** Loads `<projectDir>/routes` (fails start-up on a problem) and returns a function that mounts them. */
-export async function prepareRoutes(runtime: Runtime, installations: InstallationLookup): Promise<{ routes: LoadedRoute[]; mount(app: Hono<any>): void }> {
-  const routes = await loadRoutes(join(runtime.projectDir, 'routes'), runtime.loadModule);
-  const deps = routesDeps(runtime, installations);
+export async function prepareRoutes(
+  w: RoutesWiring & { projectDir: string; loadModule?: (file: string) => Promise<Record<string, any>> },
+): Promise<{ routes: LoadedRoute[]; mount(app: Hono<any>): void }> {
+  const routes = await loadRoutes(join(w.projectDir, 'routes'), w.loadModule);
+  const deps = routesDeps(w);
   return { routes, mount: (app) => mountRoutes(app, routes, deps) };
 }

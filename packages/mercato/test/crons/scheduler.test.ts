@@ -8,10 +8,10 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import type { CronEntry } from '../../src/app/types.ts';
 import { type SchedulerOptions, createScheduler, setCronEnabled } from '../../src/crons/index.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import type { DispatchFn } from '../../src/flows/dispatch.ts';
-import { capturingLogger } from '../http/helpers.ts';
+import { type DispatchFn, createDispatcher } from '../../src/flows/dispatch.ts';
 import { type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
 import { Installations, S1, S2, S3, S4, instance, runsOf, ticksOf } from './fixture.ts';
+import { capturingLogger } from '../kit/index.ts';
 
 const at = (iso: string) => new Date(`2030-01-01T${iso}Z`);
 
@@ -84,7 +84,9 @@ describeEngines('cron scheduler', (get) => {
 
   it('fires a global cron once per configured app, and the other modes per app installation', async () => {
     installations.set('second', [S1]);
-    const s = scheduler([{ schedule: '0 * * * *', flow: 'report' }, { schedule: '0 * * * *', flow: 'sync', shops: 'all' }], { appHandles: [app, 'second'] });
+    // a dispatcher of a two-app config (the dispatcher refuses a run under an app handle it does not know)
+    const dispatch = createDispatcher({ db: get().db, registry: t.runtime.registry, config: t.runtime.config, appHandles: [app, 'second'] });
+    const s = scheduler([{ schedule: '0 * * * *', flow: 'report' }, { schedule: '0 * * * *', flow: 'sync', shops: 'all' }], { appHandles: [app, 'second'], dispatch });
     expect((await s.tick(at('10:20:00'))).dispatched).toBe(2 + 3 + 1);
     const rows = await get().db.query<{ app_handle: string; shop: string | null; n: number }>(
       sql`select app_handle, shop, count(*)::int as n from runs group by app_handle, shop`,

@@ -9,11 +9,12 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { defineWebhook } from '../../src/app/define.ts';
 import { attachTerminal } from '../../src/cli/terminal.ts';
-import { startCronScheduler, staticShopDirectory } from '../../src/crons/index.ts';
+import { staticShopDirectory } from '../../src/crons/index.ts';
+import { startCronScheduler } from '../../src/serve.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import type { RuntimeEvent, RuntimeEventOf, RuntimeEventType } from '../../src/events.ts';
-import { capturingLogger } from '../http/helpers.ts';
 import { FAST_WORKER, SHOP, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { capturingLogger, eventually } from '../kit/index.ts';
 
 const ADMIN = 'http://localhost:3000';
 const app = defineApp();
@@ -73,16 +74,6 @@ const instance = app.defineConfig({
   worker: FAST_WORKER,
 });
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
-
 const TIME = String.raw`\d\d:\d\d:\d\d`;
 const DURATION = String.raw`(\d+ms|\d+\.\ds|\d+s)`;
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -118,7 +109,7 @@ describeEngines('terminal events', (get) => {
   const jsonOf = (runId: string) => json.lines.filter((l) => typeof l.event === 'string' && l.runId === runId);
   const prettyOf = (runId: string) => pretty.filter((l) => l.includes(runId));
   const settled = (runId: string, type: 'run.completed' | 'run.failed') =>
-    until(`${type} of ${runId}`, () => of(type, runId).find((e) => e.type !== 'run.failed' || !e.willRetry));
+    eventually(() => of(type, runId).find((e) => e.type !== 'run.failed' || !e.willRetry), { interval: 15, message: `${type} of ${runId}` });
 
   it('a run that completes: dispatched, started, completed — as events, pretty lines with the run link, and JSON lines at info', async () => {
     const runId = await dispatch('syncOrders');
@@ -249,7 +240,7 @@ describeEngines('terminal events', (get) => {
     const scheduler = startCronScheduler(t.runtime, { shops: staticShopDirectory({ default: [SHOP] }) });
     try {
       // a fresh scheduler fires the most recent due minute at once (catch-up window)
-      const fired = await until('cron.fired', () => of('cron.fired')[0]);
+      const fired = await eventually(() => of('cron.fired')[0], { interval: 15, message: 'cron.fired' });
       expect(fired).toMatchObject({ cron: 'report:* * * * *', flow: 'report', app: 'default', shop: SHOP });
       expect(fired.scheduledAt.getUTCSeconds()).toBe(0);
       expect(fired.lateMs).toBeGreaterThanOrEqual(0);
@@ -316,7 +307,7 @@ describeEngines('terminal events', (get) => {
       const runId = await dispatch('syncOrders');
       await settled(runId, 'run.completed');
       expect((await waitForRun(get().db, runId)).status).toBe('completed');
-      await until('the listener errors logged', () => json.lines.filter((l) => l.msg === 'a runtime event listener failed').length >= 2);
+      await expect.poll(() => json.lines.filter((l) => l.msg === 'a runtime event listener failed').length, { timeout: 10_000, interval: 15, message: 'the listener errors logged' }).toBeGreaterThanOrEqual(2);
       const reported = json.lines.filter((l) => l.msg === 'a runtime event listener failed');
       expect(reported.map((l) => [l.level, l.event, l.err.message])).toEqual([
         [40, 'run.started', 'listener bug'],

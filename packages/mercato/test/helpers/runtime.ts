@@ -10,12 +10,13 @@ import { signSessionToken } from '../../src/http/session-token.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { buildApp } from '../../src/serve.ts';
-import { type Worker, startWorker } from '../../src/worker/index.ts';
+import type { Worker } from '../../src/worker/index.ts';
+import { startWorker } from '../../src/serve.ts';
+import { SHOP } from '../kit/index.ts';
 
 export const TEST_API_KEY = 'test-api-key';
 export const TEST_API_SECRET = 'test-api-secret';
-export const SHOP = 'shop-one.myshopify.com';
-export const OTHER_SHOP = 'shop-two.myshopify.com';
+export { OTHER_SHOP, SHOP } from '../kit/index.ts';
 
 export interface TestRuntimeOptions {
   worker?: boolean | { concurrency?: number; heartbeatIntervalMs?: number };

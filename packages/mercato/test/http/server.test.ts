@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
 import { readJsonBody } from '../../src/http/body.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../../src/http/errors.ts';
+import { ConflictError, InvalidInputError, NotFoundError } from '../../src/errors.ts';
 import { MAX_API_BODY_BYTES, createHttpApp, startHttpServer } from '../../src/http/server.ts';
 import type { ApiEnv, ApiRouteGroup } from '../../src/http/types.ts';
 import { DEFAULT_APP, bearer, capturingLogger, makePlatform, startTestServer, tokenFor } from './helpers.ts';
@@ -19,7 +19,7 @@ function testGroup(): ApiRouteGroup {
     throw new ConflictError('A run of this flow is already active', { existingRunId: 'run-1' });
   });
   app.get('/bad', () => {
-    throw new BadRequestError('Invalid input', { field: 'limit', issues: [{ path: ['limit'], message: 'too big' }] });
+    throw new InvalidInputError('Invalid input', { field: 'limit', issues: [{ path: ['limit'], message: 'too big' }] });
   });
   app.get('/missing', () => {
     throw new NotFoundError();

@@ -2,12 +2,12 @@
 import { sql } from 'drizzle-orm';
 import { beforeAll, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
-import { BadRequestError, NotFoundError } from '../../src/http/errors.ts';
+import { InvalidInputError, NotFoundError } from '../../src/errors.ts';
 import { parseQuery } from '../../src/logs/query.ts';
 import { LOG_COUNT_CAP, type LogSearchParams, searchLogs, withLogQuery } from '../../src/logs/search.ts';
 import { LINES, insertLines, insertManyLines, insertRun } from './fixture.ts';
+import { SHOP } from '../kit/index.ts';
 
-const SHOP = 'shop-one.myshopify.com';
 const tenant = { appHandle: 'default', shop: SHOP };
 
 describeEngines('log search SQL', (get) => {
@@ -199,7 +199,7 @@ describeEngines('log search SQL', (get) => {
     expect(t).toBe('5s');
     if (get().kind === 'postgres') {
       const slow = withLogQuery(db, null, (exec) => exec(sql`select pg_sleep(2)`), 100);
-      await expect(slow).rejects.toThrow(BadRequestError);
+      await expect(slow).rejects.toThrow(InvalidInputError);
       await expect(slow).rejects.toThrow(/took longer than 100 ms/);
     }
     // SET LOCAL ends with the transaction: the session's own setting is untouched.

@@ -9,7 +9,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { authCacheFor } from '../../src/mcp/auth-cache.ts';
 import { createMcp } from '../../src/mcp/index.ts';
-import { mcpDepsOf } from '../../src/mcp/wiring.ts';
+import { mcpDeps } from '../../src/mcp/wiring.ts';
 import { SHOP } from '../helpers/runtime.ts';
 import { instance } from './app.ts';
 import { type McpTestServer, rpc, startMcpServer } from './helpers.ts';
@@ -61,7 +61,7 @@ describeEngines('MCP authentication cache', (get, kind) => {
       expect(await call()).toBe(200);
       expect(await call()).toBe(200);
       // "Another process": its own connection, its own MCP instance and cache.
-      const elsewhere = createMcp({ ...mcpDepsOf(slow.t.runtime), db: other });
+      const elsewhere = createMcp({ ...mcpDeps(slow.t.runtime), db: other });
       await elsewhere.tokens.revoke({ appHandle: 'default', shop: SHOP }, id);
       const deadline = Date.now() + 2000;
       let status = await call();

@@ -5,7 +5,7 @@ import type { MercatoInstance } from '../../src/app/app.ts';
 import type { Database } from '../../src/db/engine.ts';
 import { createHttpApp, startHttpServer } from '../../src/http/server.ts';
 import { type McpDeps, createMcp } from '../../src/mcp/index.ts';
-import { mcpDepsOf } from '../../src/mcp/wiring.ts';
+import { mcpDeps } from '../../src/mcp/wiring.ts';
 import { createInstaller, installationMiddleware } from '../../src/platform/index.ts';
 import { apiGroups } from '../../src/serve.ts';
 import { FAST_WORKER, SHOP, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
@@ -25,7 +25,7 @@ export interface McpTestServer {
 }
 
 /**
- * Starts a runtime and an HTTP server made of the regular API groups plus an MCP endpoint built from `mcpDepsOf(runtime)`
+ * Starts a runtime and an HTTP server made of the regular API groups plus an MCP endpoint built from `mcpDeps(runtime)`
  * with `overrides` (a shorter time-out, integrations). Tokens created through /api/mcp work on it: they live in the database.
  */
 export async function startMcpServer(
@@ -35,7 +35,7 @@ export async function startMcpServer(
 ): Promise<McpTestServer> {
   const t = await startTestRuntime(instance, db, { env: options.env, worker: options.worker ? FAST_WORKER : undefined });
   const { runtime } = t;
-  const mcp = createMcp({ ...mcpDepsOf(runtime), ...options.overrides });
+  const mcp = createMcp({ ...mcpDeps(runtime), ...options.overrides });
   // As buildApp() composes it (first session token of a shop installs it), with this MCP instance mounted.
   const installer = createInstaller({ db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, platformOrigin: runtime.env.platformOrigin });
   const app = createHttpApp(runtime, { groups: apiGroups(runtime), afterAuth: [installationMiddleware(installer)], extra: (a) => mcp.mount(a) });

@@ -9,6 +9,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { createLogger } from '../../src/logger.ts';
 import { checkProvider } from '../../src/providers/service.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 const KEY = '0123456789abcdef'.repeat(4);
 const API_KEY = 'sk_live_TOPSECRET_1234';
@@ -99,7 +100,6 @@ afterAll(() => new Promise<void>((r) => service.close(() => r())));
 
 describeEngines('providers', (get) => {
   let t: TestRuntime;
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const save = (name: string, config: unknown, shop = SHOP) => t.api(`/api/providers/${name}`, { method: 'PUT', json: { config }, shop }).then(json);
   const list = async (shop = SHOP) => (await json(await t.api('/api/providers', { shop }))).body.providers as any[];
   const crmView = async (shop = SHOP) => (await list(shop)).find((p) => p.name === 'crm');
@@ -220,7 +220,7 @@ describeEngines('providers', (get) => {
     checkerMode = 'hang';
     const deps = { db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers, checkerTimeoutMs: 100 };
     const begin = Date.now();
-    await expect(checkProvider(deps, 'default', SHOP, 'crm')).rejects.toMatchObject({ status: 500, message: 'Checker timed out after 100 ms' });
+    await expect(checkProvider(deps, 'default', SHOP, 'crm')).rejects.toMatchObject({ name: 'CheckFailedError', details: { ok: false }, message: 'Checker timed out after 100 ms' });
     expect(Date.now() - begin).toBeLessThan(5000);
     expect(await crmView()).toMatchObject({ lastCheckOk: false, status: 'Error' });
   });

@@ -10,10 +10,10 @@ import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { serve } from '../../src/serve.ts';
 import { waitForRun } from '../helpers/runtime.ts';
 import { signSessionToken } from '../../src/http/session-token.ts';
-import { startWorker } from '../../src/worker/index.ts';
+import { startWorker } from '../../src/serve.ts';
+import { SHOP } from '../kit/index.ts';
 
 const DEMO = resolve(dirname(fileURLToPath(import.meta.url)), '../../../../examples/demo');
-const SHOP = 'demo-1.myshopify.com';
 let test: TestDatabase;
 let runtime: Runtime;
 let url: string;

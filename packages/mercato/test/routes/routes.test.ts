@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { describeEngines } from '../../src/db/testing.ts';
@@ -14,11 +12,12 @@ import type { Runtime } from '../../src/runtime.ts';
 import { serve } from '../../src/serve.ts';
 import { app } from '../fixtures/routes-app/app.ts';
 import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { capturingLogger } from '../kit/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = (name: string) => resolve(here, '../fixtures', name);
 const UNINSTALLED = 'gone-shop.myshopify.com';
-const logLines: any[] = [];
+const { logger: routesLogger, lines: logLines } = capturingLogger('info');
 /** Holds every run of the `slow` flow active until released (reset for each engine). */
 let gate = deferred();
 
@@ -76,8 +75,7 @@ describeEngines('public routes over HTTP', (get) => {
 
   beforeAll(async () => {
     gate = deferred();
-    const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, cb) { logLines.push(JSON.parse(chunk.toString())); cb(); } }));
-    t = await startTestRuntime(instance, get().db, { worker: true, logger });
+    t = await startTestRuntime(instance, get().db, { worker: true, logger: routesLogger });
     // the real server start of `mercato dev`/`start`: serve() loads <projectDir>/routes, forShop reads the installations table
     runtime = { ...t.runtime, projectDir: fixture('routes-app') };
     const exec = get().db.query;
@@ -181,7 +179,7 @@ describeEngines('public routes over HTTP', (get) => {
   });
 
   it('forShop normalises the domain and calls provider methods through the tenant\'s connectors, never exposing config', async () => {
-    const res = await fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop: ' Shop-One.MyShopify.com ' }) });
+    const res = await fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop: ` ${SHOP.toUpperCase()} ` }) });
     expect(res.status).toBe(200);
     // ping(config, 2) = key length × 2: the method ran with the saved config, which the route never sees
     expect(await res.json()).toEqual({ shop: SHOP, app: 'default', ping: 12, tenantKeys: ['shop', 'app', 'providers'] });
@@ -218,7 +216,7 @@ describeEngines('public routes over HTTP', (get) => {
     // the instance's dispatchFlow (what a route file imports from service.config.ts) throws the same typed error
     const conflict = await instance.dispatchFlow({ flowName: 'slow', input: {}, shop: SHOP }).catch((e: unknown) => e);
     expect(conflict).toBeInstanceOf(FlowConcurrencyError);
-    expect(conflict).toMatchObject({ status: 409, flowName: 'slow', existingRunId: runId });
+    expect(conflict).toMatchObject({ name: 'FlowConcurrencyError', flowName: 'slow', existingRunId: runId });
     gate.resolve();
     expect((await waitForRun(get().db, runId)).output).toBe('released');
   });

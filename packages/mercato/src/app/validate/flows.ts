@@ -1,5 +1,5 @@
 /** Flows, retry policies (app and flow level) and the worker options. */
-import { MAX_TIMER_MS, isTimerDelay } from '../../flows/policy.ts';
+import { MAX_TIMER_MS, isTimerDelay } from '../duration.ts';
 import { at, checkKnownKeys, got, isFunction, isPlainObject, isPositiveFinite, isPositiveInteger, isSchema, type Problems } from './util.ts';
 
 export function checkFlows(problems: Problems, flows: unknown): void {

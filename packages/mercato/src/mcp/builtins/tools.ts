@@ -20,7 +20,7 @@ const invalid = (message: string) => new RpcError(RPC.INVALID_PARAMS, message);
 
 /** Shops the token may reach with the shop-scoped tools: its own, or (crossShopAccess) every shop installed for its app. */
 async function reachableShops(deps: McpDeps, ctx: CallContext): Promise<string[]> {
-  const installed = deps.platformApi ? await deps.platformApi.installedShops(ctx.appHandle) : null;
+  const installed = deps.platformApi ? await deps.platformApi.installations.activeShops(ctx.appHandle) : null;
   const normalized = installed?.map((s) => normalizeShopDomain(s)).filter((s): s is string => s !== null) ?? null;
   if (!deps.config.mcp.crossShopAccess) return normalized === null || normalized.includes(ctx.shop) ? [ctx.shop] : [];
   if (normalized === null) throw unavailable('The installations list');
