@@ -5,7 +5,7 @@
  * (`{ path, message, code }`). An unknown key is `"<key>: unknown field"` (or `unknown query parameter` for queries).
  */
 import type { z } from 'zod';
-import { InvalidInputError } from './errors.ts';
+import { type InputIssue, InvalidInputError } from './errors.ts';
 
 export interface ParseInputOptions {
   /** Prefixed to every path (`retryPolicy` → `retryPolicy.maxAttempts`). */
@@ -21,14 +21,8 @@ type Issue = z.core.$ZodIssue;
 const pathOf = (prefix: string | undefined, path: ReadonlyArray<PropertyKey>) => [prefix, ...path.map(String)].filter((p) => p !== undefined && p !== '').join('.');
 
 /** The issues as answers carry them: one entry per problem (an unknown key counts once per key). */
-export interface ListedIssue {
-  path: string;
-  message: string;
-  code: string;
-}
-
-export function issuesOf(issues: readonly Issue[], options: ParseInputOptions = {}): ListedIssue[] {
-  return issues.flatMap((issue): ListedIssue[] => {
+export function issuesOf(issues: readonly Issue[], options: ParseInputOptions = {}): InputIssue[] {
+  return issues.flatMap((issue): InputIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       const what = options.unknownKey ?? 'field';
       return issue.keys.map((key) => ({ path: pathOf(options.prefix, [...issue.path, key]), message: `unknown ${what}`, code: issue.code }));
@@ -47,7 +41,7 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, optio
 /** The InvalidInputError of a failed check (for callers that ran safeParse themselves). */
 export function inputError(issues: readonly Issue[], options: ParseInputOptions = {}): InvalidInputError {
   const listed = issuesOf(issues, options);
-  const first: ListedIssue = listed[0] ?? { path: options.prefix ?? '', message: 'invalid input', code: 'custom' };
+  const first: InputIssue = listed[0] ?? { path: options.prefix ?? '', message: 'invalid input', code: 'custom' };
   if (first.path === '' && first.code === 'invalid_type') {
     return new InvalidInputError(options.notAnObject ?? 'body: must be a JSON object', { field: 'body', issues: listed });
   }
