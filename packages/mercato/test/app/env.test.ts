@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRuntimeEnv, type RunMode } from '../../src/app/env.ts';
 import { ConfigError } from '../../src/app/validate.ts';
+import { thrown } from '../kit/index.ts';
 
 const projectDir = '/srv/shop-app';
 const KEY = 'a'.repeat(64);
@@ -9,17 +10,6 @@ const OLD_KEY = '0123456789abcdef'.repeat(4);
 
 function load(env: NodeJS.ProcessEnv, mode: RunMode = 'dev') {
   return loadRuntimeEnv(env, { projectDir, mode });
-}
-
-/** The ConfigError thrown by `fn` (fails the test when nothing or something else is thrown). */
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return error as ConfigError;
-  }
-  throw new Error('expected a ConfigError');
 }
 
 describe('loadRuntimeEnv defaults', () => {
@@ -117,22 +107,22 @@ describe('loadRuntimeEnv values', () => {
 
 describe('loadRuntimeEnv errors', () => {
   it.each(['abc', '-1', '65536', '30.5', '3000x'])('rejects PORT=%s', (port) => {
-    const error = configError(() => load({ PORT: port }));
+    const error = thrown(() => load({ PORT: port }), ConfigError);
     expect(error.problems).toEqual([expect.stringMatching(/^PORT: .* is not a port number/)]);
   });
 
   it('rejects a malformed bind address', () => {
-    expect(configError(() => load({ MERCATO_BIND_ADDRESS: 'not an address!' })).problems[0]).toMatch(/^MERCATO_BIND_ADDRESS:/);
+    expect(thrown(() => load({ MERCATO_BIND_ADDRESS: 'not an address!' }), ConfigError).problems[0]).toMatch(/^MERCATO_BIND_ADDRESS:/);
   });
 
   it.each(['mysql://u:hunter2@db/x', 'hunter2-not-a-url', 'http://db:5432/x'])('rejects DATABASE_URL=%s without echoing it', (url) => {
-    const error = configError(() => load({ DATABASE_URL: url }));
+    const error = thrown(() => load({ DATABASE_URL: url }), ConfigError);
     expect(error.problems).toEqual([expect.stringMatching(/^DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\//)]);
     expect(error.message).not.toContain('hunter2');
   });
 
   it.each(['ftp://sim:4000', 'http://sim:4000/admin', 'http://sim:4000?x=1', 'sim:4000', 'http://u:p@sim:4000'])('rejects PLATFORM_ORIGIN=%s', (origin) => {
-    expect(configError(() => load({ PLATFORM_ORIGIN: origin })).problems[0]).toMatch(/^PLATFORM_ORIGIN: .* is not an http\(s\) origin/);
+    expect(thrown(() => load({ PLATFORM_ORIGIN: origin }), ConfigError).problems[0]).toMatch(/^PLATFORM_ORIGIN: .* is not an http\(s\) origin/);
   });
 
   it.each([
@@ -140,36 +130,35 @@ describe('loadRuntimeEnv errors', () => {
     ['too long', 'a'.repeat(65)],
     ['not hex', `${'a'.repeat(63)}g`],
   ])('rejects an ENCRYPTION_KEY that is %s, without echoing it', (_label, key) => {
-    const error = configError(() => load({ ENCRYPTION_KEY: key }));
+    const error = thrown(() => load({ ENCRYPTION_KEY: key }), ConfigError);
     expect(error.problems).toEqual([expect.stringMatching(/^ENCRYPTION_KEY: must be exactly 64 hex characters/)]);
     expect(error.message).not.toContain(key);
   });
 
   it('refuses a missing ENCRYPTION_KEY when NODE_ENV=production', () => {
-    const error = configError(() => load({ NODE_ENV: 'production' }, 'start'));
+    const error = thrown(() => load({ NODE_ENV: 'production' }, 'start'), ConfigError);
     expect(error.problems).toEqual([expect.stringMatching(/^ENCRYPTION_KEY is required in production/)]);
   });
 
   it('rejects a malformed ENCRYPTION_KEY_PREVIOUS entry by position, without echoing it', () => {
     const bad = 'f'.repeat(40);
-    const error = configError(() => load({ ENCRYPTION_KEY: KEY, ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY},${bad}` }));
+    const error = thrown(() => load({ ENCRYPTION_KEY: KEY, ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY},${bad}` }), ConfigError);
     expect(error.problems).toEqual(['ENCRYPTION_KEY_PREVIOUS: entry 2 must be exactly 64 hex characters (32 bytes)']);
     expect(error.message).not.toContain(bad);
     expect(error.message).not.toContain(OLD_KEY);
   });
 
   it('rejects ENCRYPTION_KEY_PREVIOUS without ENCRYPTION_KEY', () => {
-    expect(configError(() => load({ ENCRYPTION_KEY_PREVIOUS: OLD_KEY })).problems[0]).toMatch(/^ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not/);
+    expect(thrown(() => load({ ENCRYPTION_KEY_PREVIOUS: OLD_KEY }), ConfigError).problems[0]).toMatch(/^ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not/);
   });
 
   it('rejects an unknown LOG_LEVEL', () => {
-    expect(configError(() => load({ LOG_LEVEL: 'verbose' })).problems[0]).toMatch(/^LOG_LEVEL: "verbose" is not a log level/);
+    expect(thrown(() => load({ LOG_LEVEL: 'verbose' }), ConfigError).problems[0]).toMatch(/^LOG_LEVEL: "verbose" is not a log level/);
   });
 
   it('reports every problem together', () => {
-    const error = configError(() =>
-      load({ NODE_ENV: 'production', PORT: 'x', DATABASE_URL: 'mysql://x', PLATFORM_ORIGIN: 'nope', LOG_LEVEL: 'loud' }, 'start'),
-    );
+    const error = thrown(() =>
+      load({ NODE_ENV: 'production', PORT: 'x', DATABASE_URL: 'mysql://x', PLATFORM_ORIGIN: 'nope', LOG_LEVEL: 'loud' }, 'start'), ConfigError);
     expect(error.problems.map((problem) => problem.split(/[: ]/)[0])).toEqual(['PORT', 'DATABASE_URL', 'PLATFORM_ORIGIN', 'ENCRYPTION_KEY', 'LOG_LEVEL']);
     expect(error.message).toContain('5 problems');
   });

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LATEST_STABLE_API_VERSION, resolvePlatform } from '../../src/app/platform.ts';
 import { ConfigError } from '../../src/app/validate.ts';
+import { thrown } from '../kit/index.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -30,15 +31,8 @@ function appToml(fields: { clientId?: string; url?: string; scopes?: string }): 
   return `${lines.join('\n')}\n`;
 }
 
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+/** The problems of the ConfigError `fn` throws. */
+const problemsOf = (fn: () => unknown): string[] => thrown(fn, ConfigError).problems;
 
 const CREDENTIALS = { PLATFORM_API_KEY: 'key-1', PLATFORM_API_SECRET: 'secret-1' };
 

@@ -1,16 +1,12 @@
 /** The log query language: every construct parses to the expected tree; every error names its position and reason. */
 import { describe, expect, it } from 'vitest';
 import { MAX_CONTEXT_LINES, MAX_QUERY_CHARS, MAX_REGEX_CHARS, QueryError, parseQuery, regexesOf } from '../../src/logs/query.ts';
+import { thrown } from '../kit/index.ts';
 
 const where = (q: string) => parseQuery(q).where;
 function errorOf(q: string): { position: number; reason: string } {
-  try {
-    parseQuery(q);
-  } catch (error) {
-    expect(error).toBeInstanceOf(QueryError);
-    return { position: (error as QueryError).position, reason: (error as QueryError).reason };
-  }
-  throw new Error(`"${q}" parsed without error`);
+  const { position, reason } = thrown(() => parseQuery(q), QueryError);
+  return { position, reason };
 }
 
 describe('log query parser', () => {

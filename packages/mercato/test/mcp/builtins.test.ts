@@ -15,6 +15,7 @@ import { OTHER_SHOP, SHOP, waitForRun } from '../helpers/runtime.ts';
 import { ENCRYPTION_KEY, startSim } from '../platform/helpers.ts';
 import { instance } from './app.ts';
 import { type McpTestServer, startMcpServer } from './helpers.ts';
+import { rejection } from '../kit/index.ts';
 
 const THIRD_SHOP = 'shop-three.myshopify.com';
 const SHOP_QUERY = '{ shop { name myshopifyDomain } }';
@@ -25,15 +26,6 @@ const crossInstance = crossApp.defineConfig({
   flows: { noop: crossApp.defineFlow({ name: 'noop', input: z.object({}), run: () => null }) },
   mcp: { crossShopAccess: true },
 });
-
-async function failure(promise: Promise<unknown>): Promise<McpError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(McpError);
-  return error as McpError;
-}
 
 const structured = (result: unknown) => (result as { structuredContent: any }).structuredContent;
 const text = (result: { contents: unknown[] }) => (result.contents[0] as { text: string; mimeType: string });
@@ -84,15 +76,15 @@ describeEngines('MCP built-in tools and resources', (get) => {
   });
 
   it('service.admin.graphql refuses another shop (-32003, audited with the target shop) and bad inputs (-32602)', async () => {
-    const denied = await failure(client.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }));
+    const denied = await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }), McpError);
     expect(denied.code).toBe(-32003);
     expect(denied.message).toContain('outside this token');
     const [audit] = (await s.api(`/api/mcp/tokens/${tokenId}`)).body.audits;
     expect(audit).toMatchObject({ capability: 'service.admin.graphql', status: 'denied', targetShop: OTHER_SHOP });
-    expect((await failure(client.callTool({ name: 'service.admin.graphql', arguments: { shop: 'not a shop', query: SHOP_QUERY } }))).code).toBe(-32602);
-    expect((await failure(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP } }))).code).toBe(-32602);
-    expect((await failure(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, apiVersion: 'latest' } }))).code).toBe(-32602);
-    expect((await failure(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, variables: [] } }))).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: 'not a shop', query: SHOP_QUERY } }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP } }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, apiVersion: 'latest' } }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, variables: [] } }), McpError)).code).toBe(-32602);
   });
 
   it('service.flows.list returns input schemas and crons', async () => {
@@ -109,11 +101,11 @@ describeEngines('MCP built-in tools and resources', (get) => {
     expect(run).toEqual({ shop: SHOP, trigger: 'mcp', app_handle: 'default' });
     expect((await waitForRun(get().db, result.runId)).status).toBe('completed');
 
-    const badInput = await failure(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', input: { since: 5 } } }));
+    const badInput = await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', input: { since: 5 } } }), McpError);
     expect(badInput.code).toBe(-32602);
     expect((badInput.data as any).issues[0].path).toBe('since');
-    expect((await failure(client.callTool({ name: 'service.flows.run', arguments: { flow: 'missing' } }))).code).toBe(-32602);
-    expect((await failure(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', shop: OTHER_SHOP } }))).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'missing' } }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', shop: OTHER_SHOP } }), McpError)).code).toBe(-32602);
   });
 
   it('service.logs.search searches a run of this shop with the query language, levels, context and limit', async () => {
@@ -136,19 +128,19 @@ describeEngines('MCP built-in tools and resources', (get) => {
     expect(bare.logs.map((l: any) => l.message)).toEqual(['order 1003 fetched']);
     expect((await search({ query: 'orderId=1003 C:1' })).logs).toHaveLength(3);
 
-    const badQuery = await failure(client.callTool({ name: 'service.logs.search', arguments: { runId, query: '(unclosed' } }));
+    const badQuery = await rejection(client.callTool({ name: 'service.logs.search', arguments: { runId, query: '(unclosed' } }), McpError);
     expect(badQuery.code).toBe(-32602);
     expect(badQuery.message).toContain('position');
     for (const args of [{ runId, limit: 201 }, { runId, limit: 0 }, { runId, levels: ['debug'] }, { runId, levels: [] }, { runId: 'nope' }, {}]) {
-      expect((await failure(client.callTool({ name: 'service.logs.search', arguments: args }))).code, JSON.stringify(args)).toBe(-32602);
+      expect((await rejection(client.callTool({ name: 'service.logs.search', arguments: args }), McpError)).code, JSON.stringify(args)).toBe(-32602);
     }
-    const missing = await failure(client.callTool({ name: 'service.logs.search', arguments: { runId: '00000000-0000-4000-8000-000000000000' } }));
+    const missing = await rejection(client.callTool({ name: 'service.logs.search', arguments: { runId: '00000000-0000-4000-8000-000000000000' } }), McpError);
     expect(missing.code).toBe(-32602);
 
     // A run of another shop is not found.
     const other = await s.createToken({ name: 'other', permissions: ['read_logs'] }, OTHER_SHOP);
     const otherClient = await s.connect(other.secret);
-    expect((await failure(otherClient.callTool({ name: 'service.logs.search', arguments: { runId } }))).message).toContain('not found');
+    expect((await rejection(otherClient.callTool({ name: 'service.logs.search', arguments: { runId } }), McpError)).message).toContain('not found');
   });
 
   it("service.crons.list and set_enabled work on the token shop's override only", async () => {
@@ -158,8 +150,8 @@ describeEngines('MCP built-in tools and resources', (get) => {
     expect(structured(await client.callTool({ name: 'service.crons.list' })).crons[0].enabled).toBe(false);
     const otherShop = (await s.api('/api/crons', { shop: OTHER_SHOP })).body;
     expect(JSON.stringify(otherShop)).toContain('"enabled":true');
-    expect((await failure(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'nope', enabled: true } }))).code).toBe(-32602);
-    expect((await failure(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *' } }))).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'nope', enabled: true } }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *' } }), McpError)).code).toBe(-32602);
   });
 
   it('built-in resources: log search docs, the log search reference, recent runs', async () => {
@@ -184,7 +176,7 @@ describeEngines('MCP built-in tools and resources', (get) => {
       expect(shops).toEqual({ shops: [{ shop: SHOP, current: true }, { shop: OTHER_SHOP, current: false }], crossShopAccess: true });
       const other = structured(await c.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }));
       expect(other).toMatchObject({ shop: OTHER_SHOP, status: 200, body: { data: { shop: { name: 'Shop Two' } } } });
-      const third = await failure(c.callTool({ name: 'service.admin.graphql', arguments: { shop: THIRD_SHOP, query: SHOP_QUERY } }));
+      const third = await rejection(c.callTool({ name: 'service.admin.graphql', arguments: { shop: THIRD_SHOP, query: SHOP_QUERY } }), McpError);
       expect(third.code).toBe(-32003);
       expect(third.message).toContain('no active installation');
     } finally {

@@ -6,18 +6,9 @@ import { MERCATO_VERSION } from '../../src/version.ts';
 import { SHOP } from '../helpers/runtime.ts';
 import { instance, seen } from './app.ts';
 import { type McpTestServer, startMcpServer } from './helpers.ts';
+import { rejection } from '../kit/index.ts';
 
 const TIMEOUT_MS = 300;
-
-async function rpcFailure(promise: Promise<unknown>): Promise<McpError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(McpError);
-    return error as McpError;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describeEngines('MCP endpoint with the SDK client', (get) => {
   let s: McpTestServer;
@@ -97,15 +88,15 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
 
   it('-32601 for an unsupported method', async () => {
     const client = await s.connect(full.secret);
-    const error = await rpcFailure(client.listPrompts());
+    const error = await rejection(client.listPrompts(), McpError);
     expect(error.code).toBe(-32601);
   });
 
   it('-32602 for an unknown tool or resource and for invalid arguments; each call is audited', async () => {
     const client = await s.connect(full.secret);
-    expect((await rpcFailure(client.callTool({ name: 'orders.nope' }))).code).toBe(-32602);
-    expect((await rpcFailure(client.readResource({ uri: 'orders://nope' }))).code).toBe(-32602);
-    const invalid = await rpcFailure(client.callTool({ name: 'orders.count', arguments: { status: 'lost', extra: 1, min: -1 } }));
+    expect((await rejection(client.callTool({ name: 'orders.nope' }), McpError)).code).toBe(-32602);
+    expect((await rejection(client.readResource({ uri: 'orders://nope' }), McpError)).code).toBe(-32602);
+    const invalid = await rejection(client.callTool({ name: 'orders.count', arguments: { status: 'lost', extra: 1, min: -1 } }), McpError);
     expect(invalid.code).toBe(-32602);
     expect(invalid.message).toContain('/status must be one of "open", "closed"');
     expect((invalid.data as any).issues).toEqual([
@@ -113,7 +104,7 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
       { path: '/extra', message: 'is not an allowed property' },
       { path: '/min', message: 'must be >= 0' },
     ]);
-    expect((await rpcFailure(client.callTool({ name: 'orders.echo', arguments: {} }))).code).toBe(-32602);
+    expect((await rejection(client.callTool({ name: 'orders.echo', arguments: {} }), McpError)).code).toBe(-32602);
     const recent = await audits(full.id);
     expect(recent.slice(0, 4).map((a) => [a.kind, a.capability, a.status])).toEqual([
       ['tool', 'orders.echo', 'error'],
@@ -125,12 +116,12 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
 
   it('-32003 for a known capability the grants do not cover (not listed, still denied), audited as denied', async () => {
     const client = await s.connect(readOnly.secret);
-    const denied = await rpcFailure(client.callTool({ name: 'orders.write' }));
+    const denied = await rejection(client.callTool({ name: 'orders.write' }), McpError);
     expect(denied.code).toBe(-32003);
     expect(denied.data).toEqual({ requiredPermissions: ['test:read_orders', 'test:write_orders'], missingPermissions: ['test:write_orders'] });
-    expect((await rpcFailure(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync' } }))).code).toBe(-32003);
-    expect((await rpcFailure(client.readResource({ uri: 'orders://secret' }))).code).toBe(-32003);
-    expect((await rpcFailure(client.readResource({ uri: 'service://runs/recent' }))).code).toBe(-32003);
+    expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync' } }), McpError)).code).toBe(-32003);
+    expect((await rejection(client.readResource({ uri: 'orders://secret' }), McpError)).code).toBe(-32003);
+    expect((await rejection(client.readResource({ uri: 'service://runs/recent' }), McpError)).code).toBe(-32003);
     const [last, , , first] = await audits(readOnly.id);
     expect(first).toMatchObject({ kind: 'tool', capability: 'orders.write', status: 'denied', permissions: ['test:read_orders'], requiredPermissions: ['test:read_orders', 'test:write_orders'], targetShop: SHOP });
     expect(last).toMatchObject({ kind: 'resource', capability: 'service://runs/recent', status: 'denied' });
@@ -138,19 +129,19 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
 
   it('-32000 for a tool or resource exception, a malformed resource result, a time-out (the signal aborts)', async () => {
     const client = await s.connect(full.secret);
-    const failed = await rpcFailure(client.callTool({ name: 'orders.fail' }));
+    const failed = await rejection(client.callTool({ name: 'orders.fail' }), McpError);
     expect(failed.code).toBe(-32000);
     expect(failed.message).toContain('the order service is down');
-    expect((await rpcFailure(client.readResource({ uri: 'orders://broken' }))).code).toBe(-32000);
+    expect((await rejection(client.readResource({ uri: 'orders://broken' }), McpError)).code).toBe(-32000);
 
     const started = Date.now();
-    const timedOut = await rpcFailure(client.callTool({ name: 'orders.slow' }));
+    const timedOut = await rejection(client.callTool({ name: 'orders.slow' }), McpError);
     expect(timedOut.code).toBe(-32000);
     expect(timedOut.message).toContain(`timed out after ${TIMEOUT_MS} ms`);
     expect(Date.now() - started).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(seen.slowAborted).toEqual([true]);
     expect(seen.slowReason[0]).toContain('timed out');
-    expect((await rpcFailure(client.readResource({ uri: 'orders://slow' }))).code).toBe(-32000);
+    expect((await rejection(client.readResource({ uri: 'orders://slow' }), McpError)).code).toBe(-32000);
 
     const [slowRead, slowTool, broken, fail] = await audits(full.id);
     expect(fail).toMatchObject({ capability: 'orders.fail', status: 'error' });
@@ -184,7 +175,7 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
     const client = await s.connect(token.secret);
     await client.callTool({ name: 'orders.count' });
     await s.api(`/api/mcp/tokens/${token.id}/permissions`, { method: 'PUT', json: { permissions: [] } });
-    expect((await rpcFailure(client.callTool({ name: 'orders.count' }))).code).toBe(-32003);
+    expect((await rejection(client.callTool({ name: 'orders.count' }), McpError)).code).toBe(-32003);
     await s.api(`/api/mcp/tokens/${token.id}/revoke`, { method: 'POST' });
     await expect(client.callTool({ name: 'orders.echo', arguments: { message: 'x' } })).rejects.toMatchObject({ code: 403 });
   });

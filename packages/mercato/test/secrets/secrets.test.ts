@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, silentLogger } from '../../src/logger.ts';
+import { silentLogger } from '../../src/logger.ts';
 import { PLAINTEXT_WARNING, createSecrets, keyId, reencrypt } from '../../src/secrets/index.ts';
 import { SecretError, type Secrets, type StoredSecret } from '../../src/secrets/types.ts';
+import { capturingLogger, thrown } from '../kit/index.ts';
 
 const KEY = '1f'.repeat(32);
 const OLD_KEY = 'c0ffee00'.repeat(8);
@@ -9,34 +10,8 @@ const OWNER = 'provider:main:shop-a.example:stripe';
 const OTHER_OWNER = 'provider:main:shop-b.example:stripe';
 const VALUE = { apiKey: 'sk_live_very_secret_value', nested: { count: 3, flags: [true, null] } };
 
-/** A logger whose output lines are collected, parsed. */
-function capturingLogger() {
-  const lines: Array<Record<string, unknown>> = [];
-  const raw: string[] = [];
-  const logger = createLogger({
-    level: 'trace',
-    destination: {
-      write(chunk: string) {
-        raw.push(chunk);
-        lines.push(JSON.parse(chunk));
-      },
-    },
-  });
-  return { logger, lines, raw };
-}
-
 function secretsWith(key: string | undefined, previousKeys: string[] = []) {
   return createSecrets({ key, previousKeys, production: false, logger: silentLogger() });
-}
-
-function secretError(fn: () => unknown): SecretError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(SecretError);
-    return error as SecretError;
-  }
-  throw new Error('expected a SecretError');
 }
 
 function v1(stored: StoredSecret) {
@@ -86,7 +61,7 @@ describe('encryption with a key', () => {
   it('refuses a value stored for another owner (copied to another tenant row)', () => {
     const secrets = secretsWith(KEY);
     const stored = secrets.encrypt(VALUE, OWNER);
-    const error = secretError(() => secrets.decrypt(stored, OTHER_OWNER));
+    const error = thrown(() => secrets.decrypt(stored, OTHER_OWNER), SecretError);
     expect(error.message).toMatch(/the owner, key or ciphertext do not match/);
     expect(error.message).not.toContain('sk_live');
   });
@@ -95,23 +70,23 @@ describe('encryption with a key', () => {
     const secrets = secretsWith(KEY);
     const stored = v1(secrets.encrypt(VALUE, OWNER));
     const tampered = { ...stored, [field]: flip(stored[field]) };
-    expect(secretError(() => secrets.decrypt(tampered, OWNER)).message).toMatch(/do not match/);
+    expect(thrown(() => secrets.decrypt(tampered, OWNER), SecretError).message).toMatch(/do not match/);
   });
 
   it('refuses a value encrypted with another key carrying the same key id', () => {
     const stored = v1(secretsWith(KEY).encrypt(VALUE, OWNER));
     const forged = { ...v1(secretsWith(OLD_KEY).encrypt(VALUE, OWNER)), kid: stored.kid };
-    expect(secretError(() => secretsWith(KEY).decrypt(forged, OWNER)).message).toMatch(/do not match/);
+    expect(thrown(() => secretsWith(KEY).decrypt(forged, OWNER), SecretError).message).toMatch(/do not match/);
   });
 
   it('refuses malformed stored values', () => {
     const secrets = secretsWith(KEY);
     const stored = v1(secrets.encrypt(VALUE, OWNER));
-    expect(secretError(() => secrets.decrypt(null as never, OWNER)).message).toMatch(/malformed/);
-    expect(secretError(() => secrets.decrypt({ v: 2 } as never, OWNER)).message).toMatch(/unknown format version 2/);
-    expect(secretError(() => secrets.decrypt({ ...stored, iv: Buffer.alloc(8).toString('base64') }, OWNER)).message).toMatch(/"iv" must be 12 bytes/);
-    expect(secretError(() => secrets.decrypt({ ...stored, ct: '%%%' }, OWNER)).message).toMatch(/"ct" is not base64/);
-    expect(secretError(() => secrets.decrypt({ v: 0 } as never, OWNER)).message).toMatch(/without "plain"/);
+    expect(thrown(() => secrets.decrypt(null as never, OWNER), SecretError).message).toMatch(/malformed/);
+    expect(thrown(() => secrets.decrypt({ v: 2 } as never, OWNER), SecretError).message).toMatch(/unknown format version 2/);
+    expect(thrown(() => secrets.decrypt({ ...stored, iv: Buffer.alloc(8).toString('base64') }, OWNER), SecretError).message).toMatch(/"iv" must be 12 bytes/);
+    expect(thrown(() => secrets.decrypt({ ...stored, ct: '%%%' }, OWNER), SecretError).message).toMatch(/"ct" is not base64/);
+    expect(thrown(() => secrets.decrypt({ v: 0 } as never, OWNER), SecretError).message).toMatch(/without "plain"/);
   });
 
   it('requires a non-empty owner and a JSON-serialisable value', () => {
@@ -123,13 +98,13 @@ describe('encryption with a key', () => {
 
   it('rejects a malformed key without echoing it', () => {
     const bad = 'ab'.repeat(20);
-    const error = secretError(() => secretsWith(bad));
+    const error = thrown(() => secretsWith(bad), SecretError);
     expect(error.message).toBe('ENCRYPTION_KEY must be exactly 64 hex characters (32 bytes)');
     expect(() => secretsWith(KEY, ['xyz'])).toThrow('ENCRYPTION_KEY_PREVIOUS entry 1 must be exactly 64 hex characters (32 bytes)');
   });
 
   it('never logs with a key configured', () => {
-    const { logger, raw } = capturingLogger();
+    const { logger, raw } = capturingLogger('trace');
     const secrets = createSecrets({ key: KEY, production: true, logger });
     secrets.decrypt(secrets.encrypt(VALUE, OWNER), OWNER);
     expect(raw).toEqual([]);
@@ -147,11 +122,11 @@ describe('key rotation', () => {
 
   it('names the missing key id when the key is unknown', () => {
     const old = v1(secretsWith(OLD_KEY).encrypt(VALUE, OWNER));
-    const error = secretError(() => secretsWith(KEY).decrypt(old, OWNER));
+    const error = thrown(() => secretsWith(KEY).decrypt(old, OWNER), SecretError);
     expect(error.message).toContain(`key id ${old.kid}, which is missing`);
     expect(error.message).toContain('ENCRYPTION_KEY_PREVIOUS');
     expect(error.message).not.toContain(OLD_KEY);
-    expect(secretError(() => secretsWith(undefined).decrypt(old, OWNER)).message).toContain('ENCRYPTION_KEY is not set');
+    expect(thrown(() => secretsWith(undefined).decrypt(old, OWNER), SecretError).message).toContain('ENCRYPTION_KEY is not set');
   });
 
   it('re-encrypts a previous-key value under the current key, keeping the owner binding', () => {
@@ -181,7 +156,7 @@ describe('key rotation', () => {
 
 describe('without a key', () => {
   it('development stores plaintext and logs exactly one warning', () => {
-    const { logger, lines, raw } = capturingLogger();
+    const { logger, lines, raw } = capturingLogger('trace');
     const secrets = createSecrets({ production: false, logger });
     expect(secrets.encrypting).toBe(false);
     const a = secrets.encrypt(VALUE, OWNER);
@@ -202,7 +177,7 @@ describe('without a key', () => {
   });
 
   it('production refuses to start', () => {
-    const { logger } = capturingLogger();
+    const { logger } = capturingLogger('trace');
     expect(() => createSecrets({ production: true, logger })).toThrow(/ENCRYPTION_KEY is required in production/);
     expect(() => createSecrets({ key: '', production: true, logger })).toThrow(SecretError);
   });
