@@ -6,6 +6,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { RUN_UPDATES_CHANNEL } from '../../src/flows/watch.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 let gate: Promise<void> = Promise.resolve();
 let openGate: () => void = () => {};
@@ -46,7 +47,6 @@ const disabledInstance = app.defineConfig({ flows: {}, pages: { flows: 'disabled
 
 describeEngines('run watch and home summary', (get) => {
   let t: TestRuntime;
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const dispatch = async (flow: string, shop = SHOP) => (await json(await t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input: {} }, shop }))).body.runId as string;
   const watch = (id: string, query = '', shop = SHOP) => t.api(`/api/runs/${id}/watch${query}`, { shop }).then(json);
 

@@ -7,6 +7,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
 import { Installations, S1, S2, S3, instance as base } from './fixture.ts';
+import { json } from '../kit/index.ts';
 
 const app = defineApp();
 const instance = app.defineConfig({
@@ -22,7 +23,6 @@ const disabledPage = app.defineConfig({ flows: base.config.flows, crons: instanc
 
 describeEngines('crons API', (get) => {
   let t: TestRuntime;
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const toggle = (body: unknown, shop = S1) =>
     t.api('/api/crons/toggle', { method: 'POST', shop, ...(typeof body === 'string' ? { body, headers: { 'content-type': 'application/json' } } : { json: body }) }).then(json);
   const list = (shop = S1) => t.api('/api/crons', { shop }).then(json);

@@ -7,6 +7,7 @@ import { defineCustomPage } from '../../src/app/define.ts';
 import { createTestDatabase, describeEngines } from '../../src/db/testing.ts';
 import { createLogger } from '../../src/logger.ts';
 import { OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 const app = defineApp();
 const flows = { note: app.defineFlow({ name: 'note', input: z.object({ text: z.string() }), run: () => null }) };
@@ -64,7 +65,6 @@ const broken = defineCustomPage({
 const enabled = app.defineConfig({ flows, experimental: { customPages: true, pages: { reports, help: everyone, internal: hidden, broken } } });
 const disabled = app.defineConfig({ flows, experimental: { customPages: false } });
 
-const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
 
 describeEngines('custom pages API', (get) => {
   let t: TestRuntime;

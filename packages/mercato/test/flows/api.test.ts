@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 let failNext = 0;
 let gate: Promise<void> = Promise.resolve();
@@ -55,7 +56,6 @@ describeEngines('flows and runs API', (get) => {
       openGate = r;
     });
   };
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const run = (flow: string, input: unknown, shop = SHOP) => t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input }, shop }).then(json);
 
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 const app = defineApp();
 const noop = { input: z.object({}), run: async () => 'ok' };
@@ -24,7 +25,6 @@ describeEngines('run lists', (get) => {
   let t: TestRuntime;
   /** ids[k] = id of SPEC[k] */
   const ids: string[] = [];
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const list = (query = '', shop?: string, path = '/api/runs') => t.api(`${path}${query}`, { shop }).then(json);
   /** Indexes into SPEC of the listed runs. */
   const ks = (body: any) => body.runs.map((r: any) => ids.indexOf(r.id));

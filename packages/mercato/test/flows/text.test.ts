@@ -8,6 +8,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { MAX_DATA_JSON_CHARS, MAX_MESSAGE_CHARS, TRUNCATED_MARKER } from '../../src/logs/writer.ts';
 import { FAST_WORKER, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 const onErrorCalls: Array<{ message: string; final: boolean }> = [];
 const executions = new Map<string, number>();
@@ -77,7 +78,6 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
   const dispatch = (flowName: string, input: unknown = {}) => t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input, trigger: 'api' }).then((r) => r.runId);
   const logs = (runId: string) =>
     get().db.query<{ level: string; message: string; data: any }>(sql`select level, message, data from logs where run_id = ${runId}::uuid order by id`);
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
 
   beforeAll(async () => {
     t = await startTestRuntime(instance, get().db, { worker: true, http: true });

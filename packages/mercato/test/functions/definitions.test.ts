@@ -2,8 +2,9 @@
 import type { PlatformSim } from 'platform-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
-import { OTHER_SHOP, type TestRuntime } from '../helpers/runtime.ts';
-import { instancesPath, json, startFunctionsRuntime, startFunctionsSim } from './helpers.ts';
+import { OTHER_SHOP, SHOP, type TestRuntime } from '../helpers/runtime.ts';
+import { instancesPath, startFunctionsRuntime, startFunctionsSim } from './helpers.ts';
+import { json } from '../kit/index.ts';
 
 describeEngines('functions: definitions', (get) => {
   let sim: PlatformSim;
@@ -21,7 +22,7 @@ describeEngines('functions: definitions', (get) => {
   it('lists the definitions with their config fields, owner fields, supported operations and the metafield', async () => {
     const res = await t.api('/api/functions');
     expect(res.status).toBe(200);
-    const { functions } = await json(res);
+    const { functions } = (await json(res)).body;
     expect(functions.map((f: any) => f.key)).toEqual(['volume', 'welcome', 'autoOnly', 'bundler', 'hideShipping', 'hidePayment', 'minQty', 'sameLocation', 'routing', 'private', 'notDeployed']);
     const volume = functions[0];
     expect(volume).toMatchObject({
@@ -77,7 +78,7 @@ describeEngines('functions: definitions', (get) => {
   });
 
   it('runs authorize on every request: a refused definition is hidden and its endpoints are 404', async () => {
-    const { functions } = await json(await t.api('/api/functions', { shop: OTHER_SHOP }));
+    const { functions } = (await json(await t.api('/api/functions', { shop: OTHER_SHOP }))).body;
     expect(functions.map((f: any) => f.handle)).not.toContain('private');
     for (const [method, path] of [
       ['GET', instancesPath('private')],
@@ -87,7 +88,7 @@ describeEngines('functions: definitions', (get) => {
     ] as const) {
       const res = await t.api(path, { method, shop: OTHER_SHOP, json: method === 'POST' || method === 'PUT' ? { config: {} } : undefined });
       expect(res.status, `${method} ${path}`).toBe(404);
-      expect(await json(res)).toEqual({ error: 'Function "private" is not defined' });
+      expect((await json(res)).body).toEqual({ error: 'Function "private" is not defined' });
     }
     // the shop it authorizes works
     const created = await t.api(instancesPath('private'), { method: 'POST', json: { config: {} } });
@@ -99,7 +100,7 @@ describeEngines('functions: definitions', (get) => {
     expect((await t.api(instancesPath('ghost'), { method: 'POST', json: { config: {} } })).status).toBe(404);
     const res = await t.api(instancesPath('hide-shipping', 'gid://shopify/DeliveryCustomization/999999'), { method: 'PUT', json: { title: 'x' } });
     expect(res.status).toBe(404);
-    expect(await json(res)).toEqual({ error: 'Function instance not found' });
+    expect((await json(res)).body).toEqual({ error: 'Function instance not found' });
     expect((await t.api(instancesPath('hide-shipping', 'not-an-id'), { method: 'DELETE' })).status).toBe(404);
   });
 
@@ -112,16 +113,16 @@ describeEngines('functions: definitions', (get) => {
     ] as const) {
       const res = await t.api(path, { method, json: method === 'POST' || method === 'PUT' ? { config: {} } : undefined });
       expect(res.status, `${method}`).toBe(400);
-      expect((await json(res)).error).toBe("Functions of type order_routing_location_rule have no platform mutation: their instances are managed in the platform's admin, not through the API");
+      expect((await json(res)).body.error).toBe("Functions of type order_routing_location_rule have no platform mutation: their instances are managed in the platform's admin, not through the API");
     }
   });
 
   it('a function that is not deployed lists no instances and its create is refused by the platform', async () => {
-    const list = await json(await t.api(instancesPath('not-deployed')));
+    const list = (await json(await t.api(instancesPath('not-deployed')))).body;
     expect(list).toEqual({ handle: 'not-deployed', type: 'delivery_customization', function: null, instances: [] });
     const res = await t.api(instancesPath('not-deployed'), { method: 'POST', json: { title: 'x', config: {} } });
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({
+    expect((await json(res)).body).toEqual({
       error: "Function with handle 'not-deployed' not found.",
       source: 'platform',
       userErrors: [{ field: null, message: "Function with handle 'not-deployed' not found.", code: 'FUNCTION_NOT_FOUND', platformField: ['deliveryCustomization', 'functionHandle'] }],
@@ -131,10 +132,10 @@ describeEngines('functions: definitions', (get) => {
   it('needs a JSON object body for create and update', async () => {
     const res = await t.api(instancesPath('hide-shipping'), { method: 'POST', body: 'nope', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(400);
-    expect(await json(res)).toEqual({ error: 'Request body must be JSON' });
+    expect((await json(res)).body).toEqual({ error: 'Request body must be JSON' });
     const list = await t.api(instancesPath('hide-shipping', '1'), { method: 'PUT', json: [{ title: 'x' }] });
     expect(list.status).toBe(400);
-    expect((await json(list)).userErrors).toEqual([{ field: null, message: 'The body must be a JSON object: { config, …owner fields }', code: 'INVALID' }]);
+    expect((await json(list)).body.userErrors).toEqual([{ field: null, message: 'The body must be a JSON object: { config, …owner fields }', code: 'INVALID' }]);
   });
 });
 
@@ -152,12 +153,12 @@ describe('functions: page gating', () => {
         for (const path of ['/api/functions', instancesPath('hide-shipping'), instancesPath('hide-shipping', '1')]) {
           const res = await disabled.api(path);
           expect(res.status, path).toBe(404);
-          expect(await json(res)).toEqual({ error: 'Not found' });
+          expect((await json(res)).body).toEqual({ error: 'Not found' });
         }
         const post = await disabled.api(instancesPath('hide-shipping'), { method: 'POST', json: { title: 'x', config: { keyword: 'a' } } });
         expect(post.status).toBe(404);
-        expect(sim.state.functions.list('deliveryCustomization', 'shop-one.myshopify.com')).toEqual([]);
-        expect((await json(await disabled.api('/api/pages'))).pages.functions).toBe('disabled');
+        expect(sim.state.functions.list('deliveryCustomization', SHOP)).toEqual([]);
+        expect((await json(await disabled.api('/api/pages'))).body.pages.functions).toBe('disabled');
       } finally {
         await disabled.close();
       }

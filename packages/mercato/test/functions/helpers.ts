@@ -71,7 +71,3 @@ export async function startFunctionsRuntime(db: Database, sim: PlatformSim, page
 
 /** `/api/functions/<handle>/instances[/<id>]`, the id URL-encoded. */
 export const instancesPath = (handle: string, id?: string) => `/api/functions/${handle}/instances${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
-
-export async function json(res: Response): Promise<any> {
-  return res.json();
-}

@@ -5,7 +5,8 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { DEV_SHOPS } from '../../src/dev/preview.ts';
 import { startDevPlatform } from '../../src/dev/simulator.ts';
 import { TEST_API_KEY, TEST_API_SECRET, type TestRuntime } from '../helpers/runtime.ts';
-import { FUNCTIONS, instancesPath, json, startFunctionsRuntime, startFunctionsSim } from './helpers.ts';
+import { FUNCTIONS, instancesPath, startFunctionsRuntime, startFunctionsSim } from './helpers.ts';
+import { json } from '../kit/index.ts';
 
 describeEngines('functions: throttling', (get) => {
   let sim: PlatformSim;
@@ -26,7 +27,7 @@ describeEngines('functions: throttling', (get) => {
     const before = sim.state.throttledCount;
     const responses = await Promise.all(Array.from({ length: 4 }, () => t.api(instancesPath('bundler'))));
     expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    for (const r of responses) expect((await json(r)).instances).toEqual([expect.objectContaining({ config: { size: 2 } })]);
+    for (const r of responses) expect((await json(r)).body.instances).toEqual([expect.objectContaining({ config: { size: 2 } })]);
     expect(sim.state.throttledCount).toBeGreaterThan(before);
     expect(sim.state.graphqlCalls.filter((c) => c.outcome === 'throttled').length).toBeGreaterThan(0);
   });
@@ -67,6 +68,6 @@ describeEngines('functions: mercato dev', (get) => {
     const shop = DEV_SHOPS[0];
     const created = await t.api(instancesPath('not-deployed'), { method: 'POST', json: { title: 'Works in dev', config: {} }, shop });
     expect(created.status).toBe(201);
-    expect((await json(await t.api(instancesPath('not-deployed'), { shop }))).instances).toHaveLength(1);
+    expect((await json(await t.api(instancesPath('not-deployed'), { shop }))).body.instances).toHaveLength(1);
   });
 });

@@ -5,6 +5,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { insertLines, insertManyLines, insertRun } from './fixture.ts';
+import { json } from '../kit/index.ts';
 
 const app = defineApp();
 const instance = app.defineConfig({
@@ -59,7 +60,6 @@ describeEngines('logs API', (get) => {
   let t: TestRuntime;
   let runId: string;
   let ids: number[];
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const logs = (id: string, query = '', shop?: string) => t.api(`/api/runs/${id}/logs${query}`, { shop }).then(json);
 
   beforeAll(async () => {

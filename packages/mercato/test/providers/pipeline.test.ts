@@ -11,6 +11,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createConnectors } from '../../src/providers/service.ts';
 import { FAST_WORKER, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { json } from '../kit/index.ts';
 
 const KEY = 'ab'.repeat(32);
 const OTHER_KEY = 'cd'.repeat(32);
@@ -86,7 +87,6 @@ describeEngines('provider save pipeline and secrets', (get) => {
   let t: TestRuntime;
   const logLines: string[] = [];
   const logger = createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } });
-  const json = async (res: Response) => ({ status: res.status, body: (await res.json()) as any });
   const save = (name: string, config: unknown, rt = t) => rt.api(`/api/providers/${name}`, { method: 'PUT', json: { config } }).then(json);
   const check = (name: string, rt = t) => rt.api(`/api/providers/${name}/check`, { method: 'POST' }).then(json);
   const view = async (name: string, rt = t) => ((await json(await rt.api('/api/providers'))).body.providers as any[]).find((p) => p.name === name);
