@@ -11,7 +11,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import type { Database } from '../../src/db/engine.ts';
 import { getAccessToken, installationOwner, listActiveInstallations, platformBaseUrl } from '../../src/platform/index.ts';
 import { OTHER_SHOP, SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
-import { ENCRYPTION_KEY, installationRow, startSim, until } from './helpers.ts';
+import { ENCRYPTION_KEY, installationRow, startSim } from './helpers.ts';
 
 const app = defineApp();
 const instance = app.defineConfig({ flows: { noop: app.defineFlow({ name: 'noop', input: z.object({}), run: () => null }) } });
@@ -82,10 +82,11 @@ describeEngines('installations', (get, kind) => {
     const hold = sim.hold('token');
     try {
       const pending = t.api('/api/pages', { shop });
-      await until(async () => hold.arrived > 0);
-      // the exchange is waiting on the platform: on PGlite (one session) this query would wait for it behind an open
-      // transaction; on PostgreSQL no connection may sit in a transaction meanwhile
-      expect(await openTransactions(get().db, kind)).toBe(0);
+      await expect.poll(() => hold.arrived, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
+      // the exchange is waiting on the platform: on PostgreSQL no connection may sit in a transaction meanwhile; on
+      // PGlite (one session) a query waits behind an open transaction, so it must be answered while the exchange is held
+      if (kind === 'postgres') expect(await openTransactions(get().db)).toBe(0);
+      else expect(await answeredWithin(get().db, 2000)).toBe(true);
       hold.release();
       expect((await pending).status).toBe(200);
     } finally {
@@ -96,9 +97,19 @@ describeEngines('installations', (get, kind) => {
   });
 });
 
-/** Connections of this database in a transaction (PostgreSQL); PGlite answers only when its session is free. */
-async function openTransactions(db: Database, kind: string): Promise<number> {
-  if (kind !== 'postgres') return (await db.query<{ n: number }>(sql`select 0 as n`))[0]!.n;
+/** PGlite: whether a query is answered within `ms` (it is not while a transaction holds the only session). */
+async function answeredWithin(db: Database, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([db.query(sql`select 1`).then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** PostgreSQL: the other connections of this database sitting in a transaction. */
+async function openTransactions(db: Database): Promise<number> {
   const [row] = await db.query<{ n: number }>(
     sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and state like 'idle in transaction%'`,
   );
