@@ -2,11 +2,12 @@
  * Export of a run's matching log lines (no context) as CSV or JSON, streamed: lines are read in keyset-paginated batches
  * (`id > last`, oldest first) as the client consumes the body, so memory holds one batch whatever the run's size.
  */
-import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
+import type { Tenant } from '../db/sql.ts';
+import { matchCondition } from './compile.ts';
 import type { ParsedQuery } from './query.ts';
-import { matchCondition, withLogQuery } from './search.ts';
+import { withLogQuery } from './search.ts';
+import { exportBatch } from './store.ts';
 import type { LogLevel } from './writer.ts';
 
 export const EXPORT_BATCH_SIZE = 5_000;
@@ -51,14 +52,10 @@ export async function* exportBatches(
   batchSize = EXPORT_BATCH_SIZE,
 ): AsyncGenerator<ExportLine[]> {
   // The run's tenant is checked in every batch (one primary-key lookup), not only once before the download.
-  const cond = sql`${matchCondition(runId, levels, query.where)} and exists (select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)})`;
+  const match = matchCondition(runId, levels, query.where);
   let last = 0;
   for (;;) {
-    const rows = await withLogQuery(db, null, (exec) =>
-      exec<ExportLine>(sql`
-        select id, ${isoTs('created_at')} as "createdAt", level, step, attempt, message, data
-        from logs where ${cond} and id > ${last} order by id asc nulls first limit ${batchSize}`),
-    );
+    const rows = await withLogQuery(db, null, (exec) => exportBatch(exec, tenant, runId, match, last, batchSize));
     if (rows.length === 0) return;
     const lines = rows.map((r) => ({ ...r, id: Number(r.id), attempt: Number(r.attempt) }));
     yield lines;

@@ -1,42 +1,32 @@
 /** GET /api/runs/:id/logs (search) and GET /api/runs/:id/logs/export (download). Another tenant's run is 404. */
 import { Hono } from 'hono';
-import type { Database } from '../db/engine.ts';
-import type { Tenant } from '../db/sql.ts';
-import { NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
-import { exportBatches, exportStream } from './export.ts';
-import { parseExportParams, parseSearchParams } from './params.ts';
-import { runExists, searchLogs, withLogQuery } from './search.ts';
+import { exportStream } from './export.ts';
+import { parseExportParams, parseSearchParams } from './schemas.ts';
+import { type LogsServiceDeps, logsService } from './service.ts';
 
-export interface LogsApiDeps {
-  db: Database;
+export interface LogsApiDeps extends LogsServiceDeps {
   logger: Logger;
 }
 
-async function requireRun(db: Database, tenant: Tenant, runId: string) {
-  if (!(await runExists(db, tenant, runId))) throw new NotFoundError('Run not found');
-}
-
 export function logsApi(deps: LogsApiDeps): ApiRouteGroup[] {
+  const logs = logsService(deps);
   const app = new Hono<ApiEnv>();
 
   app.get('/:id/logs', async (c) => {
     const params = parseSearchParams(c.req.query());
-    return c.json(await searchLogs(deps.db, c.get('tenant'), c.req.param('id'), params));
+    return c.json(await logs.search(c.get('tenant'), c.req.param('id'), params));
   });
 
   app.get('/:id/logs/export', async (c) => {
     const tenant = c.get('tenant');
     const runId = c.req.param('id');
-    await requireRun(deps.db, tenant, runId);
+    await logs.requireRun(tenant, runId);
     const { format, levels, query } = parseExportParams(c.req.query());
-    // Compile the regular expressions now, so an invalid one is a 400 before the download starts.
-    await withLogQuery(deps.db, query.where, async () => undefined);
+    const batches = await logs.openExport(tenant, runId, levels, query);
     const requestId = c.get('requestId');
-    const body = exportStream(exportBatches(deps.db, tenant, runId, levels, query), format, (error) =>
-      deps.logger.error({ err: error, runId, requestId }, 'log export failed after the download started'),
-    );
+    const body = exportStream(batches, format, (error) => deps.logger.error({ err: error, runId, requestId }, 'log export failed after the download started'));
     return new Response(body, {
       status: 200,
       headers: {

@@ -3,13 +3,13 @@
  * context lines around the page's matches. Every statement runs in a short transaction with a statement timeout; the
  * regular expressions of the query are compiled by the database first, so an invalid one is a 400 with its position.
  */
-import { type SQL, sql } from 'drizzle-orm';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
-import { type Exec, type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
+import { type Exec, type Tenant, isUuid } from '../db/sql.ts';
 import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { matchCondition } from './compile.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
-import { toSql } from './sql.ts';
-import { LOG_LEVELS, type LogLevel } from './writer.ts';
+import { type StoredLine, compileRegex, countAndPage, isRunOfTenant, linesByIds, linesWithContext, pageOfMatches, setStatementTimeout } from './store.ts';
+import type { LogLevel } from './writer.ts';
 
 export const LOG_SEARCH_DEFAULT_LIMIT = 50;
 export const LOG_SEARCH_MAX_LIMIT = 200;
@@ -51,29 +51,9 @@ export interface LogSearchResult {
   nextBefore: number | null;
 }
 
-export async function runExists(db: Database, tenant: Tenant, runId: string): Promise<boolean> {
-  if (!isUuid(runId)) return false;
-  const rows = await db.query(sql`select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)}`);
-  return rows.length > 0;
-}
-
-/**
- * The condition selecting the matching lines of a run: levels and the query tree. Callers check the run's tenant
- * first (searchLogs in its transaction, exports in every batch); a run's lines carry its tenant, so filtering each line
- * by tenant again would only stop index-only scans.
- */
-export function matchCondition(runId: string, levels: readonly LogLevel[], where: QueryNode | null): SQL {
-  const parts: SQL[] = [sql`run_id = ${runId}::uuid`];
-  if (levels.length < LOG_LEVELS.length) {
-    parts.push(
-      sql`level in (${sql.join(
-        levels.map((l) => sql`${l}`),
-        sql`, `,
-      )})`,
-    );
-  }
-  if (where) parts.push(toSql(where));
-  return sql.join(parts, sql` and `);
+/** True when the run exists and belongs to the tenant (false for an id that is not a UUID). */
+export async function runExists(db: Pick<Database, 'query'>, tenant: Tenant, runId: string): Promise<boolean> {
+  return isUuid(runId) && isRunOfTenant(db.query, tenant, runId);
 }
 
 /**
@@ -83,10 +63,10 @@ export function matchCondition(runId: string, levels: readonly LogLevel[], where
 export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn: (exec: Exec) => Promise<T>, timeoutMs = LOG_QUERY_TIMEOUT_MS): Promise<T> {
   try {
     return await db.transaction(async (exec) => {
-      await exec(sql.raw(`set local statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`));
+      await setStatementTimeout(exec, timeoutMs);
       for (const re of regexesOf(where)) {
         try {
-          await exec(sql`select '' ~ ${re.pattern} as ok`);
+          await compileRegex(exec, re.pattern);
         } catch (error) {
           const code = dbErrorCode(error);
           if (code === '2201B' || code === '54001') {
@@ -108,8 +88,6 @@ export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn:
   }
 }
 
-const LINE_COLUMNS = sql`l.id, l.level, l.message, l.data, l.step, l.attempt, ${isoTs('l.created_at')} as "createdAt"`;
-
 /**
  * Two statements. The first collects at most LOG_COUNT_CAP + 1 matching ids once (whichever index serves the
  * condition best, e.g. the trigram index for text) and derives both the count and, when that set is complete, the page
@@ -119,53 +97,23 @@ const LINE_COLUMNS = sql`l.id, l.level, l.message, l.data, l.step, l.attempt, ${
  */
 export async function searchLogs(db: Database, tenant: Tenant, runId: string, p: LogSearchParams): Promise<LogSearchResult> {
   if (!isUuid(runId)) throw new NotFoundError('Run not found');
-  const cond = matchCondition(runId, p.levels, p.query.where);
-  const cursor = p.before !== undefined ? sql`id < ${p.before}` : sql`true`;
+  const match = matchCondition(runId, p.levels, p.query.where);
+  const page = { before: p.before, limit: p.limit, offset: p.offset };
   const { before, after } = p.query;
 
-  const found = await withLogQuery(db, p.query.where, async (exec) => {
-    if ((await exec(sql`select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)}`)).length === 0) return null;
-    const [first] = await exec<{ n: number; page: number[] }>(sql`
-      with m as materialized (select id from logs where ${cond} limit ${LOG_COUNT_CAP + 1})
-      select (select count(*)::int from m) as n,
-             (select coalesce(json_agg(id), '[]'::json) from (select id from m where ${cursor} order by id desc limit ${p.limit} offset ${p.offset}) p) as page`);
-    let pageIds = first.page;
-    if (Number(first.n) > LOG_COUNT_CAP) {
-      // `nulls last` (ids are never null) is the order of the (run_id, …, id DESC NULLS LAST) indexes; a plain
-      // `order by id desc` would not match them.
-      const found = await exec<{ id: number }>(sql`select id from logs where ${cond} and ${cursor} order by id desc nulls last limit ${p.limit} offset ${p.offset}`);
-      pageIds = found.map((r) => r.id);
-    }
-    const m = sql`select (jsonb_array_elements_text(${JSON.stringify(pageIds.map(Number))}::jsonb))::bigint as id`;
-    if (pageIds.length === 0) return [Number(first.n), []] as const;
-    if (before === 0 && after === 0) {
-      const found = await exec<Omit<LogRow, 'context'>>(sql`
-        with m as (${m})
-        select ${LINE_COLUMNS}, null as "contextOf" from m join logs l on l.id = m.id order by l.id desc`);
-      return [Number(first.n), found] as const;
-    }
-    const found = await exec<Omit<LogRow, 'context'> & { contextOf: number[] | null }>(sql`
-      with m as (${m}),
-      c as (
-        select b.id, m.id as of from m cross join lateral (
-          select x.id from logs x where x.run_id = ${runId}::uuid and x.id < m.id order by x.id desc nulls last limit ${before}) b
-        union all
-        select a.id, m.id as of from m cross join lateral (
-          select x.id from logs x where x.run_id = ${runId}::uuid and x.id > m.id order by x.id asc nulls first limit ${after}) a
-      ),
-      picked as (
-        select id, null::json as of from m
-        union all
-        select id, to_json(array_agg(of order by of desc)) from c where id not in (select id from m) group by id
-      )
-      select ${LINE_COLUMNS}, p.of as "contextOf" from picked p join logs l on l.id = p.id order by l.id desc`);
-    return [Number(first.n), found] as const;
+  const found = await withLogQuery<[number, Array<StoredLine & { contextOf: number[] | null }>] | null>(db, p.query.where, async (exec) => {
+    if (!(await isRunOfTenant(exec, tenant, runId))) return null;
+    const first = await countAndPage(exec, match, page, LOG_COUNT_CAP);
+    const pageIds = first.n > LOG_COUNT_CAP ? await pageOfMatches(exec, match, page) : first.page;
+    if (pageIds.length === 0) return [first.n, []];
+    if (before === 0 && after === 0) return [first.n, await linesByIds(exec, pageIds)];
+    return [first.n, await linesWithContext(exec, runId, pageIds, before, after)];
   });
 
   if (!found) throw new NotFoundError('Run not found');
   const [counted, rows] = found;
   const logs: LogRow[] = rows.map((r) => {
-    const { contextOf, ...line } = r as typeof r & { contextOf: number[] | null };
+    const { contextOf, ...line } = r;
     const base = { ...line, id: Number(line.id), attempt: Number(line.attempt) };
     return contextOf ? { ...base, context: true, contextOf: contextOf.map(Number) } : { ...base, context: false };
   });

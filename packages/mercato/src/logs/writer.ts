@@ -8,10 +8,10 @@
  * level, message and data match a stored line of the run is not written again. Lines written in a step are not matched:
  * a step that runs again (failed, or cut off by a crash) writes its lines again, as lines of that new execution.
  */
-import { sql } from 'drizzle-orm';
 import type { FlowLogger } from '../app/types.ts';
 import type { Exec } from '../db/sql.ts';
 import { cleanJson, cleanText } from '../db/text.ts';
+import { insertBodyLineOnce, insertLine } from './store.ts';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
@@ -59,22 +59,18 @@ export function limitData(data: unknown): string | null {
  * with the same level, message and data (as stored: cut and cleaned), so that a replay of the flow body writes it once.
  */
 export async function writeLog(exec: Exec, line: LogLine): Promise<void> {
-  const message = limitMessage(line.message);
-  const data = limitData(line.data);
-  const step = line.step == null ? null : cleanText(line.step);
-  if (line.bodySeq == null) {
-    await exec(sql`
-      insert into logs (run_id, app_handle, shop, level, message, data, step, attempt)
-      values (${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${message}, ${data}::jsonb, ${step}, ${line.attempt})`);
-    return;
-  }
-  await exec(sql`
-    insert into logs (run_id, app_handle, shop, level, message, data, step, attempt, body_seq)
-    select ${line.runId}::uuid, ${line.appHandle}, ${line.shop}, ${line.level}, ${message}, ${data}::jsonb, ${step}, ${line.attempt}, ${line.bodySeq}::int
-    where not exists (
-      select 1 from logs
-      where run_id = ${line.runId}::uuid and body_seq = ${line.bodySeq}::int and level = ${line.level}
-        and message = ${message} and data is not distinct from ${data}::jsonb)`);
+  const stored = {
+    runId: line.runId,
+    appHandle: line.appHandle,
+    shop: line.shop,
+    level: line.level,
+    message: limitMessage(line.message),
+    data: limitData(line.data),
+    step: line.step == null ? null : cleanText(line.step),
+    attempt: line.attempt,
+  };
+  if (line.bodySeq == null) await insertLine(exec, stored);
+  else await insertBodyLineOnce(exec, stored, line.bodySeq);
 }
 
 export interface RunLogger {

@@ -10,7 +10,7 @@ import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Logger } from '../logger.ts';
-import { parseQ } from '../logs/params.ts';
+import { parseQ } from '../logs/schemas.ts';
 import { runExists, searchLogs } from '../logs/search.ts';
 import type { Installations } from '../platform/directory.ts';
 import { AdminApiError } from '../platform/index.ts';

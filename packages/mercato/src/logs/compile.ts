@@ -1,11 +1,12 @@
 /**
  * The query tree → a SQL condition on the `logs` table (every value a bound parameter). Each construct is written so
  * an index can serve it: text and regexes use the trigram index on `message`, data equality the jsonb_path_ops GIN
- * index on `data` (containment `@>`), level/step/attempt and time the plain columns. See docs/logs.md.
+ * index on `data` (containment `@>`), level/step/attempt and time the plain columns. See docs/logs.md. This file builds
+ * conditions only; the statements that use them are in store.ts.
  */
 import { type SQL, sql } from 'drizzle-orm';
 import type { Cmp, DataValue, QueryNode } from './query.ts';
-import type { LogLevel } from './writer.ts';
+import { LOG_LEVELS, type LogLevel } from './writer.ts';
 
 const LEVEL_RANK: Record<LogLevel, number> = { info: 0, warn: 1, error: 2 };
 const LEVELS = Object.keys(LEVEL_RANK) as LogLevel[];
@@ -119,4 +120,23 @@ export function toSql(node: QueryNode): SQL {
     case 'last':
       return sql`created_at >= now() - ${node.ms} * interval '1 millisecond'`;
   }
+}
+
+/**
+ * The condition selecting the matching lines of a run: levels and the query tree. Callers check the run's tenant
+ * first (searchLogs in its transaction, exports in every batch); a run's lines carry its tenant, so filtering each line
+ * by tenant again would only stop index-only scans.
+ */
+export function matchCondition(runId: string, levels: readonly LogLevel[], where: QueryNode | null): SQL {
+  const parts: SQL[] = [sql`run_id = ${runId}::uuid`];
+  if (levels.length < LOG_LEVELS.length) {
+    parts.push(
+      sql`level in (${sql.join(
+        levels.map((l) => sql`${l}`),
+        sql`, `,
+      )})`,
+    );
+  }
+  if (where) parts.push(toSql(where));
+  return sql.join(parts, sql` and `);
 }
