@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../packages/mercato/src/db/engine.ts';
-import { RUNS_CHANNEL } from '../packages/mercato/src/flows/store.ts';
+import { RUNS_CHANNEL } from '../packages/mercato/src/flows/store/index.ts';
 import { silentLogger } from '../packages/mercato/src/logger.ts';
 import { type Runtime, createRuntime } from '../packages/mercato/src/runtime.ts';
 import instance, { STEPS_IN_LONG_FLOW } from './flows-app/service.config.ts';

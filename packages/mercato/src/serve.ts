@@ -15,7 +15,12 @@ import { Worker } from './worker/index.ts';
 import { type Mcp, createMcp } from './mcp/index.ts';
 import { mcpDeps } from './mcp/wiring.ts';
 import { flowsApi } from './flows/router.ts';
-import { watchApi } from './flows/watch.ts';
+import { createRunService } from './flows/service.ts';
+import { createRunWatch } from './flows/watch.ts';
+import { watchApi } from './flows/watch-router.ts';
+import { createHome } from './flows/home.ts';
+import { homeApi } from './flows/home-router.ts';
+import { createRunLogger, writeLog } from './logs/writer.ts';
 import { logsApi } from './logs/router.ts';
 import { providersApi } from './providers/router.ts';
 import { cronsApi } from './crons/router.ts';
@@ -26,8 +31,9 @@ import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
   return [
-    ...flowsApi({ db: runtime.db, registry: runtime.registry, dispatch: runtime.dispatch, config: runtime.config }),
-    ...watchApi({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }),
+    ...flowsApi({ runs: createRunService({ db: runtime.db, registry: runtime.registry }), registry: runtime.registry, dispatch: runtime.dispatch, config: runtime.config }),
+    ...watchApi({ watch: createRunWatch({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }) }),
+    ...homeApi({ home: createHome({ db: runtime.db }) }),
     ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
     ...cronsApi({ db: runtime.db, crons: runtime.config.crons }),
     ...functionsApi({ functions: runtime.config.functions, adminClient: runtime.adminClientFor }),
@@ -118,6 +124,7 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
       adminClient: runtime.adminClientFor,
       connectors: runtime.connectorsFor,
       dispatch: runtime.dispatch,
+      runLogs: { create: createRunLogger, write: writeLog },
     },
     config: runtime.config.worker,
     concurrency: options.concurrency,

@@ -12,7 +12,7 @@ import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
 import { buildApp, routesWiring, serve, startCronScheduler, startWorker } from '../serve.ts';
 import type { Worker } from '../worker/index.ts';
-import { RUNS_CHANNEL } from '../flows/store.ts';
+import { RUNS_CHANNEL } from '../flows/store/index.ts';
 import type { CronScheduler } from '../crons/index.ts';
 import { DEFAULT_SIM_PORT, type DevPlatform, SimulatorPortError, startDevPlatform } from '../dev/simulator.ts';
 import { prepareRoutes } from '../routes/index.ts';

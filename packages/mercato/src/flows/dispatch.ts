@@ -11,7 +11,7 @@ import type { RuntimeEvents } from '../events.ts';
 import { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError } from './errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store.ts';
+import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store/runs.ts';
 import { findBadText } from '../db/text.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';

@@ -1,20 +1,18 @@
-/** /api/flows and /api/runs. */
+/** /api/flows and /api/runs (page `flows`): request checks by schemas.ts, the work by the runs service and the dispatcher. */
 import { Hono } from 'hono';
-import type { Database } from '../db/engine.ts';
-import { isUuid } from '../db/sql.ts';
 import { readJsonBody } from '../http/body.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
+import { parseInput } from '../input.ts';
 import type { DispatchFn } from './dispatch.ts';
-import { bulkDeleteRuns, cancelRun, deleteRun, parseBulkIds, retryRun } from './lifecycle.ts';
-import { listRuns, parseRunListQuery } from './list.ts';
 import { mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { getRun, listSteps } from './store.ts';
-import type { ResolvedConfig } from '../app/types.ts';
+import { BULK_DELETE_NOT_AN_OBJECT, RUN_FLOW_NOT_AN_OBJECT, bulkDeleteBody, retryQuery, runFlowBody, runListQuery } from './schemas.ts';
+import type { RunService } from './service.ts';
+import type { ResolvedConfig, RetryPolicy } from '../app/types.ts';
 
 export interface FlowsApiDeps {
-  db: Database;
+  runs: RunService;
   registry: FlowRegistry;
   dispatch: DispatchFn;
   config: Pick<ResolvedConfig, 'retryPolicy'>;
@@ -47,36 +45,35 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   const flows = new Hono<ApiEnv>();
   flows.get('/', (c) => c.json({ flows: describeFlows(deps) }));
   flows.post('/:name/run', async (c) => {
-    const body = await readJsonBody(c);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Body must be a JSON object: { "input": { … } }');
-    const { input, retryPolicy, ...rest } = body as Record<string, unknown>;
-    const unknown = Object.keys(rest);
-    if (unknown.length > 0) throw new InvalidInputError(`${unknown[0]}: unknown field (expected input, retryPolicy)`, { field: unknown[0] });
+    const { input, retryPolicy } = parseInput(runFlowBody, await readJsonBody(c), { notAnObject: RUN_FLOW_NOT_AN_OBJECT });
     const t = c.get('tenant');
-    const result = await deps.dispatch({ appHandle: t.appHandle, shop: t.shop, flowName: c.req.param('name'), input: input ?? {}, trigger: 'api', retryPolicy: retryPolicy as any });
+    // the retry policy is checked by the dispatcher (validateDispatchPolicy), as for every caller
+    const result = await deps.dispatch({ appHandle: t.appHandle, shop: t.shop, flowName: c.req.param('name'), input: input ?? {}, trigger: 'api', retryPolicy: retryPolicy as Partial<RetryPolicy> | undefined });
     return c.json(result, 202);
   });
   flows.get('/:name/runs', async (c) => {
     const name = c.req.param('name');
     if (!deps.registry.get(name)) throw new NotFoundError(`Flow "${name}" is not registered`);
-    const t = c.get('tenant');
-    return c.json(await listRuns(deps.db, t, parseRunListQuery(c.req.query()), name));
+    return c.json(await deps.runs.list(c.get('tenant'), parseInput(runListQuery, c.req.query(), { unknownKey: 'query parameter' }), name));
   });
 
   const runs = new Hono<ApiEnv>();
-  runs.get('/', async (c) => c.json(await listRuns(deps.db, c.get('tenant'), parseRunListQuery(c.req.query()))));
-  runs.post('/bulk-delete', async (c) => c.json(await bulkDeleteRuns(deps.db, c.get('tenant'), parseBulkIds(await readJsonBody(c)))));
-  runs.get('/:id', async (c) => {
-    const id = c.req.param('id');
-    const t = c.get('tenant');
-    const exec = deps.db.query;
-    const run = isUuid(id) ? await getRun(exec, t, id) : undefined;
-    if (!run) throw new NotFoundError('Run not found');
-    return c.json({ ...run, steps: await listSteps(exec, id) });
+  runs.get('/', async (c) => c.json(await deps.runs.list(c.get('tenant'), parseInput(runListQuery, c.req.query(), { unknownKey: 'query parameter' }))));
+  runs.post('/bulk-delete', async (c) => {
+    const { ids } = parseInput(bulkDeleteBody, await readJsonBody(c), { notAnObject: BULK_DELETE_NOT_AN_OBJECT });
+    return c.json(await deps.runs.bulkDelete(c.get('tenant'), ids));
   });
-  runs.post('/:id/cancel', async (c) => c.json(await cancelRun(deps.db, c.get('tenant'), c.req.param('id'))));
-  runs.post('/:id/retry', async (c) => c.json(await retryRun(deps.db, deps.registry, c.get('tenant'), c.req.param('id'), c.req.query('mode')), 202));
-  runs.delete('/:id', async (c) => c.json(await deleteRun(deps.db, c.get('tenant'), c.req.param('id'))));
+  runs.get('/:id', async (c) => {
+    const run = await deps.runs.detail(c.get('tenant'), c.req.param('id'));
+    if (!run) throw new NotFoundError('Run not found');
+    return c.json(run);
+  });
+  runs.post('/:id/cancel', async (c) => c.json(await deps.runs.cancel(c.get('tenant'), c.req.param('id'))));
+  runs.post('/:id/retry', async (c) => {
+    const { mode } = parseInput(retryQuery, c.req.query(), { unknownKey: 'query parameter' });
+    return c.json(await deps.runs.retry(c.get('tenant'), c.req.param('id'), mode), 202);
+  });
+  runs.delete('/:id', async (c) => c.json(await deps.runs.delete(c.get('tenant'), c.req.param('id'))));
 
   return [
     { prefix: '/api/flows', page: 'flows', app: flows },

@@ -1,30 +1,24 @@
 /**
- * Live updates of a run for the admin UI, by long polling, and the run figures of the Home page.
+ * Live updates of a run for the admin UI, by long polling (the route is watch-router.ts).
  *
- * `GET /api/runs/:id/watch?since=<version>&timeout=<seconds>` answers at once with `{ changed: true, version, run }`
- * when the run's version differs from `since` (or `since` is absent), else waits until it changes or `timeout` passes
- * (`{ changed: false, version }`). The version covers the run row (updated_at, status), its steps and its newest log
- * line. Changes are noticed through NOTIFY mercato_run_updates '<run id>' (sent by database triggers on runs and steps,
- * migration 0007_run_watch, so a worker in another process wakes the watcher too), with a re-check every 250 ms growing
- * to 3 s as the backstop (it is what notices new log lines).
- *
- * `GET /api/home` gives the tenant's run counts by status over the last 24 hours and its five latest failed runs.
+ * A watch answers at once with `{ changed: true, version, run, lastLogId }` when the run's version differs from `since`
+ * (or `since` is absent), else waits until it changes or the timeout passes (`{ changed: false, version }`). The version
+ * covers the run row (updated_at, status), its steps and its newest log line. Changes are noticed through NOTIFY
+ * mercato_run_updates '<run id>' (sent by database triggers on runs and steps, migration 0007_run_watch, so a worker in
+ * another process wakes the watcher too), with a re-check every 250 ms growing to 3 s as the backstop (it is what
+ * notices new log lines).
  */
-import { sql } from 'drizzle-orm';
-import { Hono } from 'hono';
-import { RUN_STATUSES } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { type Tenant, isUuid, isoTs, tenantWhere } from '../db/sql.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
-import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
-import { RUN_COLUMNS, type RunRecord, type StepRecord, listSteps } from './store.ts';
+import { type Tenant, isUuid } from '../db/sql.ts';
+import { NotFoundError } from '../errors.ts';
+import { type RunRecord, watchedRun } from './store/runs.ts';
+import { type StepRecord, listSteps } from './store/steps.ts';
+
+export { WATCH_DEFAULT_TIMEOUT_S, WATCH_MAX_TIMEOUT_S } from './schemas.ts';
 
 export const RUN_UPDATES_CHANNEL = 'mercato_run_updates';
-export const WATCH_DEFAULT_TIMEOUT_S = 25;
-export const WATCH_MAX_TIMEOUT_S = 30;
 const RECHECK_FIRST_MS = 250;
 const RECHECK_MAX_MS = 3000;
-const RECENT_FAILURES = 5;
 
 export interface WatchDeps {
   db: Database;
@@ -37,6 +31,8 @@ interface Snapshot {
   version: string;
   lastLogId: number;
 }
+
+export type WatchAnswer = { changed: true; version: string; run: RunRecord & { steps: StepRecord[] }; lastLogId: number } | { changed: false; version: string };
 
 /**
  * One LISTEN per process, fanned out to the watchers of each run. Its cleanup is registered with the runtime at the first
@@ -84,112 +80,68 @@ function createHub(db: Database, onClose?: (fn: () => Promise<void>) => void) {
 }
 
 async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot | undefined> {
-  const [row] = await db.query<RunRecord & { stepCount: number; stepsAt: string | null; lastLogId: number | string }>(sql`
-    select ${RUN_COLUMNS},
-      (select count(*)::int from steps s where s.run_id = runs.id) as "stepCount",
-      (select ${isoTs('max(coalesce(s.finished_at, s.started_at))')} from steps s where s.run_id = runs.id) as "stepsAt",
-      coalesce((select l.id from logs l where l.run_id = runs.id order by l.id desc limit 1), 0) as "lastLogId"
-    from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  const row = await watchedRun(db.query, t, id);
   if (!row) return undefined;
-  const { stepCount, stepsAt, lastLogId, ...run } = row;
+  const { run, stepCount, stepsAt, lastLogId } = row;
   const steps = await listSteps(db.query, id);
-  const logId = Number(lastLogId);
-  return { run: { ...run, steps }, version: [run.updatedAt, run.status, stepCount, stepsAt ?? '', logId].join('|'), lastLogId: logId };
+  return { run: { ...run, steps }, version: [run.updatedAt, run.status, stepCount, stepsAt ?? '', lastLogId].join('|'), lastLogId };
 }
 
-function parseTimeout(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return WATCH_DEFAULT_TIMEOUT_S;
-  if (!/^\d{1,3}$/.test(raw) || Number(raw) > WATCH_MAX_TIMEOUT_S) {
-    throw new InvalidInputError(`timeout: must be a whole number of seconds from 0 to ${WATCH_MAX_TIMEOUT_S}`, { field: 'timeout' });
-  }
-  return Number(raw);
-}
-
-function answer(s: Snapshot, changed: boolean) {
+function answer(s: Snapshot, changed: boolean): WatchAnswer {
   return changed ? { changed, version: s.version, run: s.run, lastLogId: s.lastLogId } : { changed, version: s.version };
 }
 
-export function watchApi(deps: WatchDeps): ApiRouteGroup[] {
+export function createRunWatch(deps: WatchDeps) {
   const hub = createHub(deps.db, deps.onClose);
-
-  const runs = new Hono<ApiEnv>();
-  runs.get('/:id/watch', async (c) => {
-    const id = c.req.param('id');
-    const query = c.req.query();
-    for (const key of Object.keys(query)) if (key !== 'since' && key !== 'timeout') throw new InvalidInputError(`${key}: unknown query parameter (expected since, timeout)`, { field: key });
-    const timeoutMs = parseTimeout(query.timeout) * 1000;
-    const since = query.since;
-    if (since !== undefined && since.length > 300) throw new InvalidInputError('since: at most 300 characters', { field: 'since' });
-    if (!isUuid(id)) throw new NotFoundError('Run not found');
-    const t = c.get('tenant');
-
-    // Subscribe before the first read, so a change between the read and the wait is not missed.
-    let dirty = false;
-    let wake: (() => void) | undefined;
-    const unsubscribe = await hub.subscribe(id, () => {
-      dirty = true;
-      wake?.();
-    });
-    const signal = c.req.raw.signal;
-    const onAbort = () => wake?.();
-    signal.addEventListener('abort', onAbort);
-    try {
-      let current = await snapshot(deps.db, t, id);
-      if (!current) throw new NotFoundError('Run not found');
-      if (since !== current.version) return c.json(answer(current, true));
-      const deadline = Date.now() + timeoutMs;
-      let delay = RECHECK_FIRST_MS;
-      for (;;) {
-        const remaining = deadline - Date.now();
-        if (remaining <= 0 || signal.aborted || hub.closed) return c.json(answer(current, false));
-        if (!dirty) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, Math.min(delay, remaining));
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
+  return {
+    /**
+     * The run's state once it differs from `since`, or unchanged once `timeoutMs` passes, the request is aborted or the
+     * hub closes. NotFoundError when the tenant has no such run (or it is deleted meanwhile).
+     */
+    async watch(t: Tenant, id: string, since: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<WatchAnswer> {
+      if (!isUuid(id)) throw new NotFoundError('Run not found');
+      // Subscribe before the first read, so a change between the read and the wait is not missed.
+      let dirty = false;
+      let wake: (() => void) | undefined;
+      const unsubscribe = await hub.subscribe(id, () => {
+        dirty = true;
+        wake?.();
+      });
+      const onAbort = () => wake?.();
+      signal.addEventListener('abort', onAbort);
+      try {
+        let current = await snapshot(deps.db, t, id);
+        if (!current) throw new NotFoundError('Run not found');
+        if (since !== current.version) return answer(current, true);
+        const deadline = Date.now() + timeoutMs;
+        let delay = RECHECK_FIRST_MS;
+        for (;;) {
+          const remaining = deadline - Date.now();
+          if (remaining <= 0 || signal.aborted || hub.closed) return answer(current, false);
+          if (!dirty) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, Math.min(delay, remaining));
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wake = undefined;
+          }
+          dirty = false;
+          delay = Math.min(delay * 1.5, RECHECK_MAX_MS);
+          if (signal.aborted || hub.closed) return answer(current, false);
+          const next = await snapshot(deps.db, t, id);
+          if (!next) throw new NotFoundError('Run not found');
+          current = next;
+          if (current.version !== since) return answer(current, true);
         }
-        dirty = false;
-        delay = Math.min(delay * 1.5, RECHECK_MAX_MS);
-        if (signal.aborted || hub.closed) return c.json(answer(current, false));
-        const next = await snapshot(deps.db, t, id);
-        if (!next) throw new NotFoundError('Run not found');
-        current = next;
-        if (current.version !== since) return c.json(answer(current, true));
+      } finally {
+        unsubscribe();
+        signal.removeEventListener('abort', onAbort);
       }
-    } finally {
-      unsubscribe();
-      signal.removeEventListener('abort', onAbort);
-    }
-  });
-
-  const home = new Hono<ApiEnv>();
-  home.get('/', async (c) => {
-    const t = c.get('tenant');
-    const tenant = tenantWhere(t);
-    const [[{ since }], rows, failures] = await Promise.all([
-      deps.db.query<{ since: string }>(sql`select ${isoTs("now() - interval '24 hours'")} as since`),
-      deps.db.query<{ status: string; n: number }>(sql`
-        select status, count(*)::int as n from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
-      deps.db.query<{ id: string; flowName: string; createdAt: string; finishedAt: string | null; error: { name?: string; message?: string } | null }>(sql`
-        select id, flow_name as "flowName", ${isoTs('created_at')} as "createdAt", ${isoTs('finished_at')} as "finishedAt", error
-        from runs where ${tenant} and status = 'failed' order by created_at desc, id desc limit ${RECENT_FAILURES}`),
-    ]);
-    const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<string, number>;
-    for (const row of rows) counts[row.status] = Number(row.n);
-    return c.json({
-      since,
-      counts,
-      total: Object.values(counts).reduce((a, b) => a + b, 0),
-      recentFailures: failures.map(({ error, ...run }) => ({ ...run, errorSummary: error ? `${error.name ?? 'Error'}: ${error.message ?? ''}`.slice(0, 300) : null })),
-    });
-  });
-
-  return [
-    { prefix: '/api/runs', page: 'flows', app: runs },
-    { prefix: '/api/home', page: 'flows', app: home },
-  ];
+    },
+  };
 }
+
+export type RunWatch = ReturnType<typeof createRunWatch>;

@@ -10,7 +10,8 @@ import type { Database } from '../db/engine.ts';
 import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
-import { CANCEL_CHANNEL, RUNS_CHANNEL, claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store.ts';
+import { claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
+import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
 
 /** A run whose worker died this many times is failed instead of being reclaimed again. */

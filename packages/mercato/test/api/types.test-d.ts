@@ -14,7 +14,7 @@ import type { DispatchFn, Trigger, schemaIssuesBody } from '../../src/flows/disp
 import type { RetryMode, bulkDeleteRuns, cancelRun, deleteRun, retryRun } from '../../src/flows/lifecycle.ts';
 import type { listRuns } from '../../src/flows/list.ts';
 import type { describeFlows } from '../../src/flows/router.ts';
-import type { getRun, listSteps } from '../../src/flows/store.ts';
+import type { getRun, listSteps } from '../../src/flows/store/index.ts';
 import type { FunctionsService } from '../../src/functions/service.ts';
 import type { OwnerFieldType } from '../../src/functions/kinds.ts';
 import type { OwnerValues, UserError } from '../../src/functions/input.ts';

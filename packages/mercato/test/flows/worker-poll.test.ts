@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { silentLogger } from '../../src/logger.ts';
+import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
 import { emptyPollDelayMs } from '../../src/worker/worker.ts';
 import { Worker } from '../../src/worker/index.ts';
 import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
@@ -32,7 +33,7 @@ describeEngines('worker poll loop', (get) => {
   const newWorker = (onPollWait: (delayMs: number, reason: string) => void) => {
     const w = new Worker({
       db: get().db,
-      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')) },
+      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')), runLogs: { create: createRunLogger, write: writeLog } },
       config: t.runtime.config.worker,
       logger: silentLogger(),
       onPollWait,

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { silentLogger } from '../../src/logger.ts';
+import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
 import { Worker } from '../../src/worker/index.ts';
 import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 
@@ -41,7 +42,7 @@ describeEngines('worker', (get) => {
   const newWorker = (overrides: Partial<ConstructorParameters<typeof Worker>[0]> = {}) => {
     const w = new Worker({
       db: get().db,
-      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')) },
+      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')), runLogs: { create: createRunLogger, write: writeLog } },
       config: t.runtime.config.worker,
       logger: silentLogger(),
       ...overrides,

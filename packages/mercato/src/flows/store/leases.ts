@@ -1,116 +1,13 @@
-/** Every SQL statement of runs and steps. Tenant-scoped reads filter by (app_handle, shop). */
-import { type SQL, sql } from 'drizzle-orm';
-import type { RetryPolicy, RunStatus } from '../app/types.ts';
-import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
-import { MAX_TIMER_MS } from './policy.ts';
-
-export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
-export const RUNS_CHANNEL = 'mercato_runs';
-export const CANCEL_CHANNEL = 'mercato_cancel';
-
-/** Columns of a run as the API shows them (timestamps as ISO strings on both drivers). */
-export const RUN_COLUMNS = sql.join(
-  [
-    sql.raw('id, app_handle as "appHandle", shop, flow_name as "flowName", status, trigger, input, output, error'),
-    sql.raw('attempt - attempt_base as attempt, lost_leases as "lostLeases", retry_policy as "retryPolicy", parent_run_id as "parentRunId"'),
-    sql`${isoTs('created_at')} as "createdAt"`,
-    sql`${isoTs('started_at')} as "startedAt"`,
-    sql`${isoTs('finished_at')} as "finishedAt"`,
-    sql`${isoTs('updated_at')} as "updatedAt"`,
-    sql`${isoTs('available_at')} as "availableAt"`,
-  ],
-  sql`, `,
-);
-
-export interface RunRecord {
-  id: string;
-  appHandle: string;
-  shop: string | null;
-  flowName: string;
-  status: RunStatus;
-  trigger: string;
-  input: unknown;
-  output: unknown;
-  error: { name: string; message: string; stack?: string } | null;
-  attempt: number;
-  lostLeases: number;
-  retryPolicy: RetryPolicy;
-  parentRunId: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  updatedAt: string;
-  availableAt: string;
-}
-
-export interface StepRecord {
-  name: string;
-  status: 'completed' | 'failed' | 'sleeping';
-  attempt: number;
-  result: unknown;
-  error: { name: string; message: string } | null;
-  startedAt: string;
-  finishedAt: string | null;
-  durationMs: number | null;
-}
-
-/** Serialises concurrent dispatches of one (app, shop, flow) inside the current transaction. */
-export function lockFlowKey(exec: Exec, t: Tenant, flowName: string) {
-  return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${t.appHandle}/${t.shop ?? ''}/${flowName}`}, 0))`);
-}
-
-export async function activeRunIds(exec: Exec, t: Tenant, flowName: string, limit: number, excludeId?: string) {
-  const rows = await exec<{ id: string }>(sql`
-    select id from runs
-    where ${tenantWhere(t)} and flow_name = ${flowName} and status in ${ACTIVE}
-      ${excludeId ? sql`and id <> ${excludeId}::uuid` : sql``}
-    order by created_at desc
-    limit ${limit}`);
-  return rows.map((r) => r.id);
-}
-
-export interface NewRun {
-  appHandle: string;
-  shop: string | null;
-  flowName: string;
-  trigger: string;
-  input: unknown;
-  retryPolicy: RetryPolicy;
-  parentRunId?: string | null;
-}
-
-export async function insertRun(exec: Exec, run: NewRun): Promise<string> {
-  const [row] = await exec<{ id: string }>(sql`
-    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
-    values (${run.appHandle}, ${run.shop}, ${run.flowName}, ${run.trigger}, ${JSON.stringify(run.input ?? {})}::jsonb,
-            ${JSON.stringify(run.retryPolicy)}::jsonb, ${run.parentRunId ?? null})
-    returning id`);
-  return row.id;
-}
-
-export function notifyRuns(exec: Exec, runId = '') {
-  return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
-}
-
-export async function getRun(exec: Exec, t: Tenant, id: string): Promise<RunRecord | undefined> {
-  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
-  return row;
-}
-
-export async function getRunById(exec: Exec, id: string): Promise<RunRecord | undefined> {
-  const [row] = await exec<RunRecord>(sql`select ${RUN_COLUMNS} from runs where id = ${id}::uuid`);
-  return row;
-}
-
-export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
-  return exec<StepRecord>(sql`
-    select name, status, attempt, result, error, ${isoTs('started_at')} as "startedAt", ${isoTs('finished_at')} as "finishedAt",
-      case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs"
-    from steps where run_id = ${runId}::uuid order by started_at, name`);
-}
-
-// ----------------------------------------------------------------------------------------------
-// Worker statements (fenced on the lease owner)
+/**
+ * The worker's statements on runs: claim, heartbeat, recovery of expired leases, hand-back on a graceful stop, parking a
+ * sleeping run, the final states, and the next due time. Every write of an execution is fenced on its lease token
+ * (`lease_owner = <token> and status = 'running'`): a worker that lost the run (canceled, reclaimed) stores nothing.
+ */
+import { sql } from 'drizzle-orm';
+import type { RetryPolicy, RunStatus } from '../../app/types.ts';
+import { type Exec, isoTs } from '../../db/sql.ts';
+import { MAX_TIMER_MS } from '../policy.ts';
+import type { StepWrite } from './steps.ts';
 
 export interface ClaimedRun {
   id: string;
@@ -176,14 +73,6 @@ export function recoverExpiredLeases(exec: Exec, maxLostLeases: number) {
     returning id, status`);
 }
 
-/** `(id, lease token)` pairs for a row-value IN list. */
-function leasePairs(leases: ReadonlyMap<string, string>): SQL {
-  return sql.join(
-    [...leases].map(([id, token]) => sql`(${id}::uuid, ${token}::text)`),
-    sql`, `,
-  );
-}
-
 export interface HeldLease {
   leaseToken: string;
   /** Execution time the current attempt has used so far (earlier executions included), in ms. */
@@ -214,48 +103,6 @@ function elapsedInt(ms: number): number {
   return Math.min(MAX_TIMER_MS, Math.max(0, Math.round(ms)));
 }
 
-/** Fence: the row lock taken by FOR SHARE waits for a concurrent cancel and then sees its result. */
-function ownedBy(runId: string, leaseToken: string): SQL {
-  return sql`exists (select 1 from runs where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running' for share)`;
-}
-
-export function completedStepResults(exec: Exec, runId: string) {
-  return exec<{ name: string; status: string; result: unknown }>(sql`select name, status, result from steps where run_id = ${runId}::uuid`);
-}
-
-export interface StepWrite {
-  runId: string;
-  leaseToken: string;
-  appHandle: string;
-  shop: string | null;
-  name: string;
-  attempt: number;
-  startedAt: Date;
-}
-
-/** Stores a completed step result; false when the run is no longer this worker's (nothing stored). */
-export async function storeStepResult(exec: Exec, w: StepWrite, resultJson: string): Promise<boolean> {
-  const rows = await exec(sql`
-    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
-    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'completed', ${w.attempt}, ${resultJson}::jsonb, null,
-           ${w.startedAt.toISOString()}::timestamptz, now()
-    where ${ownedBy(w.runId, w.leaseToken)}
-    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
-      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
-    returning run_id`);
-  return rows.length === 1;
-}
-
-export async function storeStepFailure(exec: Exec, w: StepWrite, error: unknown): Promise<void> {
-  await exec(sql`
-    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
-    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'failed', ${w.attempt}, null, ${JSON.stringify(error)}::jsonb,
-           ${w.startedAt.toISOString()}::timestamptz, now()
-    where ${ownedBy(w.runId, w.leaseToken)}
-    on conflict (run_id, name) do update set status = 'failed', attempt = excluded.attempt, result = null,
-      error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at`);
-}
-
 /**
  * Parks the run as sleeping until now() + ms, records the sleep step and the attempt's execution time so far (the time
  * asleep does not count towards the flow timeout). Returns the wake time, or null when not owned.
@@ -277,14 +124,6 @@ export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attempt
     )
     select ${isoTs('available_at')} as "wakeAt" from parked`);
   return rows[0] ? new Date(rows[0].wakeAt) : null;
-}
-
-export async function completeSleep(exec: Exec, w: StepWrite): Promise<boolean> {
-  const rows = await exec(sql`
-    update steps set status = 'completed', finished_at = now()
-    where run_id = ${w.runId}::uuid and name = ${w.name} and ${ownedBy(w.runId, w.leaseToken)}
-    returning run_id`);
-  return rows.length === 1;
 }
 
 export async function finishCompleted(exec: Exec, runId: string, leaseToken: string, outputJson: string): Promise<boolean> {
@@ -310,12 +149,16 @@ export async function finishFailed(exec: Exec, runId: string, leaseToken: string
   return rows.length === 1;
 }
 
-/** Graceful stop: hands this worker's unfinished runs back for the same attempt (not a lost lease). */
+/** Graceful stop: hands this worker's unfinished runs (run id → lease token) back for the same attempt (not a lost lease). */
 export function releaseRuns(exec: Exec, leases: ReadonlyMap<string, string>) {
   if (leases.size === 0) return Promise.resolve([]);
+  const pairs = sql.join(
+    [...leases].map(([id, token]) => sql`(${id}::uuid, ${token}::text)`),
+    sql`, `,
+  );
   return exec<{ id: string }>(sql`
     update runs set status = 'pending', same_attempt = true, available_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
-    where (id, lease_owner) in (${leasePairs(leases)}) and status = 'running'
+    where (id, lease_owner) in (${pairs}) and status = 'running'
     returning id`);
 }
 

@@ -1,0 +1,282 @@
+/**
+ * The `ctx` a flow runs with, for one execution of a claimed run: ctx.step (replay of stored results, step timeout,
+ * fenced result write), ctx.sleep (park and resume), ctx.dispatchFlow, ctx.providers, ctx.admin and ctx.log. It records
+ * what the engine needs to decide the outcome: whether the flow slept, a fatal error it may have swallowed, and the
+ * last step that threw.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AdminGraphqlClient, FlowContext, FlowLogger, ProviderConnectors } from '../app/types.ts';
+import type { Exec } from '../db/sql.ts';
+import { findBadText, jsonHasBadText } from '../db/text.ts';
+import type { Logger } from '../logger.ts';
+import { type DispatchFn, dispatchFlowFor } from './dispatch.ts';
+import {
+  DeterminismError,
+  RunInterruptedError,
+  SleepInterrupt,
+  StepOptionsError,
+  StepResultNotSerializableError,
+  StepResultTooLargeError,
+  TimeoutError,
+  serializeError,
+} from './errors.ts';
+import { MAX_TIMER_MS, isTimerDelay, parseDuration } from './policy.ts';
+import { type ClaimedRun, parkSleeping } from './store/leases.ts';
+import { type StepWrite, completeSleep, completedStepResults, storeStepFailure, storeStepResult } from './store/steps.ts';
+
+/** A completed step's result may not exceed this many bytes of JSON. */
+export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
+
+/** A log line of a run (the logs capability stores it; `attempt` is the absolute attempt). */
+export interface RunLogLine {
+  runId: string;
+  appHandle: string;
+  shop: string | null;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+  data?: Record<string, unknown> | null;
+  step?: string | null;
+  attempt: number;
+  /** Position of an outside-step line in its execution of the flow body (1, 2, …); null for every other line. */
+  bodySeq?: number | null;
+}
+
+/**
+ * The run logs port, given to the engine by the composition (logs/writer.ts: createRunLogger, writeLog), so flows/
+ * does not import logs/.
+ */
+export interface RunLogs {
+  /**
+   * A FlowLogger bound to one execution; `currentStep()` names the step a line is written in. Its writes never reject
+   * (a failure goes to `onWriteError`); `flush()` settles when every write started so far has settled.
+   */
+  create(
+    exec: Exec,
+    base: Pick<RunLogLine, 'runId' | 'appHandle' | 'shop' | 'attempt'>,
+    currentStep: () => string | null,
+    onWriteError: (error: unknown, line: RunLogLine) => void,
+  ): { log: FlowLogger; flush(): Promise<void> };
+  /** Stores one line. */
+  write(exec: Exec, line: RunLogLine): Promise<void>;
+}
+
+/** What ctx is built from (a subset of the engine's deps). */
+export interface ContextDeps {
+  exec: Exec;
+  logger: Logger;
+  runLogs: RunLogs;
+  dispatch: DispatchFn;
+  connectors?: (appHandle: string, shop: string | null) => ProviderConnectors<any>;
+  adminClient?: (appHandle: string, shop: string, signal?: AbortSignal) => AdminGraphqlClient;
+  maxStepResultBytes?: number;
+}
+
+/** One execution's ctx, and what it saw. */
+export interface ExecutionContext {
+  ctx: FlowContext<any>;
+  /** Settles when every log line written so far is stored (before a result or final state is written). */
+  flushLogs(): Promise<void>;
+  /** ctx.sleep parked the run (the flow may have swallowed the SleepInterrupt). */
+  readonly slept: boolean;
+  /** A DeterminismError or StepOptionsError: fails the run even if the flow swallowed it. */
+  readonly fatal: Error | undefined;
+  /** The last step that threw in this execution (the run's events name it when its error fails the attempt). */
+  readonly failedStep: { name: string; error: unknown } | undefined;
+}
+
+const stepScope = new AsyncLocalStorage<string>();
+
+export async function createExecutionContext(
+  deps: ContextDeps,
+  run: ClaimedRun,
+  leaseToken: string,
+  controller: AbortController,
+  elapsedMs: () => number,
+  onLogWriteError: (error: unknown) => void,
+): Promise<ExecutionContext> {
+  const { exec } = deps;
+  const signal = controller.signal;
+  // the stored steps of the run: a completed result is replayed, a sleeping one is resumed
+  const stored = new Map((await completedStepResults(exec, run.id)).map((s) => [s.name, s]));
+  const used = new Set<string>();
+  const state: { slept: boolean; fatal: Error | undefined; failedStep: { name: string; error: unknown } | undefined } = { slept: false, fatal: undefined, failedStep: undefined };
+  const maxBytes = deps.maxStepResultBytes ?? MAX_STEP_RESULT_BYTES;
+  const stepWrite = (name: string, startedAt: Date): StepWrite => ({
+    runId: run.id,
+    leaseToken,
+    appHandle: run.appHandle,
+    shop: run.shop,
+    name,
+    attempt: run.attempt,
+    startedAt,
+  });
+  const claimName = (kind: string, name: string) => {
+    if (typeof name !== 'string' || name.length === 0) throw new TypeError(`ctx.${kind} needs a non-empty name`);
+    if (used.has(name)) {
+      state.fatal = new DeterminismError(
+        `Step name "${name}" was used twice in one execution of run ${run.id}. Step and sleep names must be unique within a run, so that a replay finds each stored result under exactly one name.`,
+      );
+      throw state.fatal;
+    }
+    used.add(name);
+  };
+  const throwIfAborted = () => {
+    if (signal.aborted) throw signal.reason;
+  };
+  /** The fenced write found the run no longer ours: stop the execution. */
+  const leaseLost = () => {
+    controller.abort(new RunInterruptedError('lease-lost'));
+    return signal.reason;
+  };
+
+  const runLogger = deps.runLogs.create(
+    async (statement) => {
+      if (signal.aborted) return []; // an interrupted execution stores nothing more
+      return exec(statement);
+    },
+    { runId: run.id, appHandle: run.appHandle, shop: run.shop, attempt: run.attempt },
+    () => stepScope.getStore() ?? null,
+    onLogWriteError,
+  );
+  const flushLogs = runLogger.flush;
+
+  const ctx: FlowContext<any> = {
+    runId: run.id,
+    flowName: run.flowName,
+    appHandle: run.appHandle,
+    shop: run.shop,
+    attempt: run.budgetAttempt,
+    signal,
+    log: runLogger.log,
+    async step(name, fn, options) {
+      throwIfAborted();
+      claimName('step', name);
+      const previous = stored.get(name);
+      if (previous?.status === 'completed') return previous.result as any;
+      const stepController = new AbortController();
+      const onRunAbort = () => stepController.abort(signal.reason);
+      signal.addEventListener('abort', onRunAbort, { once: true });
+      let stepTimer: NodeJS.Timeout | undefined;
+      const startedAt = new Date();
+      try {
+        const timeout = options?.timeout;
+        if (timeout !== undefined) {
+          if (!isTimerDelay(timeout)) {
+            // the same code would pass the same value again: fail the run now, even if the flow swallows this
+            state.fatal = new StepOptionsError(`ctx.step("${name}") timeout must be a positive number of ms up to ${MAX_TIMER_MS} (got ${String(timeout)})`);
+            throw state.fatal;
+          }
+          stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
+        }
+        const value = await raceAbort(
+          stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepController.signal, attempt: run.budgetAttempt }))),
+          stepController.signal,
+        );
+        throwIfAborted();
+        const json = toJson(name, value, maxBytes);
+        await flushLogs();
+        if (!(await storeStepResult(exec, stepWrite(name, startedAt), json))) throw leaseLost();
+        return JSON.parse(json);
+      } catch (error) {
+        if (!signal.aborted && !(error instanceof DeterminismError)) {
+          state.failedStep = { name, error };
+          await flushLogs();
+          await storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch((storeError) => {
+            deps.logger.warn({ err: storeError, runId: run.id, step: name }, 'could not store a failed step');
+          });
+        }
+        throw error;
+      } finally {
+        if (stepTimer) clearTimeout(stepTimer);
+        signal.removeEventListener('abort', onRunAbort);
+      }
+    },
+    async sleep(name, duration) {
+      throwIfAborted();
+      claimName('sleep', name);
+      const ms = parseDuration(duration);
+      const previous = stored.get(name);
+      if (previous?.status === 'completed') return;
+      if (previous?.status === 'sleeping') {
+        // claimed again, so its wake time has passed
+        await flushLogs();
+        if (!(await completeSleep(exec, stepWrite(name, new Date())))) throw leaseLost();
+        return;
+      }
+      await flushLogs();
+      const wakeAt = await parkSleeping(exec, stepWrite(name, new Date()), ms, elapsedMs());
+      if (!wakeAt) throw leaseLost();
+      state.slept = true;
+      throw new SleepInterrupt(name, wakeAt);
+    },
+    dispatchFlow(options) {
+      return dispatchFlowFor(deps.dispatch, 'flow', { appHandle: run.appHandle, shop: run.shop, parentRunId: run.id })(options);
+    },
+    get providers() {
+      if (!deps.connectors) throw new Error('Provider connectors are not available in this runtime');
+      return deps.connectors(run.appHandle, run.shop);
+    },
+    get admin() {
+      if (!run.shop) throw new Error('ctx.admin is not available in a global run (it has no shop)');
+      if (!deps.adminClient) throw new Error('The Admin GraphQL client is not available in this runtime');
+      return deps.adminClient(run.appHandle, run.shop, signal);
+    },
+  };
+
+  return {
+    ctx,
+    flushLogs,
+    get slept() {
+      return state.slept;
+    },
+    get fatal() {
+      return state.fatal;
+    },
+    get failedStep() {
+      return state.failedStep;
+    },
+  };
+}
+
+/**
+ * The JSON of a step result (or of the flow's output). PostgreSQL's jsonb cannot store NUL characters or lone
+ * surrogates: such a value fails the step like any unserialisable one, naming where the character is.
+ */
+export function toJson(step: string, value: unknown, maxBytes: number, root = 'result'): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value === undefined ? null : value);
+  } catch (error) {
+    throw new StepResultNotSerializableError(step, (error as Error).message);
+  }
+  if (json === undefined) json = 'null'; // a function or a symbol
+  if (jsonHasBadText(json)) {
+    const found = findBadText(JSON.parse(json), root);
+    throw new StepResultNotSerializableError(step, `${found?.path ?? root} contains ${found?.what ?? 'a NUL character or a lone surrogate'}, which PostgreSQL cannot store`);
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new StepResultTooLargeError(step, bytes, maxBytes);
+  return json;
+}
+
+/** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,30 @@
+/** The write of a run's final state (completed, failed, or back to pending for a retry), fenced and retried. */
+import type { Logger } from '../logger.ts';
+
+export const FINAL_WRITE_RETRY_DELAYS_MS: readonly number[] = [50, 200, 800];
+
+/**
+ * Stores a run's final state (fenced on the lease by `write`, which answers false when the run is no longer this
+ * execution's). A database error is retried after each of `delaysMs` before giving up; then the run stays `running`
+ * until its lease expires and another worker reclaims it. True when stored.
+ */
+export async function writeFinalState(
+  deps: { logger: Logger; finalWriteRetryDelaysMs?: readonly number[] },
+  runId: string,
+  what: string,
+  write: () => Promise<boolean>,
+): Promise<boolean> {
+  const delays = deps.finalWriteRetryDelaysMs ?? FINAL_WRITE_RETRY_DELAYS_MS;
+  for (let i = 0; ; i++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (i >= delays.length) {
+        deps.logger.error({ err: error, runId, state: what }, "could not store the run's final state; it will be reclaimed when its lease expires");
+        return false;
+      }
+      deps.logger.warn({ err: error, runId, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
+      await new Promise((resolve) => setTimeout(resolve, delays[i]));
+    }
+  }
+}

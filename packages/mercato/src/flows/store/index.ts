@@ -1,0 +1,4 @@
+/** Every SQL statement of runs and steps, by role (flows/README.md): runs.ts, leases.ts, steps.ts. */
+export * from './runs.ts';
+export * from './leases.ts';
+export * from './steps.ts';

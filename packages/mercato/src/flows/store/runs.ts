@@ -1,0 +1,275 @@
+/**
+ * The statements on runs outside an execution: dispatch (insert, concurrency), the API's reads and lists, the Home
+ * figures, the watch snapshot, and the lifecycle (cancel, retry, delete). Tenant-scoped reads filter by (app_handle, shop).
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { RUN_STATUSES, type RetryPolicy, type RunStatus } from '../../app/types.ts';
+import { type Exec, type Tenant, isoTs, tenantWhere, uuidList } from '../../db/sql.ts';
+import type { Trigger } from '../dispatch.ts';
+
+export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
+/** NOTIFY payload: a run id (or ''); wakes the workers' claim loops. */
+export const RUNS_CHANNEL = 'mercato_runs';
+/** NOTIFY payload: the id of a canceled run; its worker interrupts the execution at once. */
+export const CANCEL_CHANNEL = 'mercato_cancel';
+
+/** `<error name>: <message>` of the last failure is cut to this many characters. */
+export const ERROR_SUMMARY_CHARS = 300;
+
+/** The fields of a run both projections share (a list row and the detail). */
+interface RunFields {
+  id: string;
+  flowName: string;
+  status: RunStatus;
+  /** The budget attempt: `attempt - attempt_base` (README, glossary). */
+  attempt: number;
+  trigger: Trigger;
+  appHandle: string;
+  shop: string | null;
+  parentRunId: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+  /** When a pending or sleeping run may next be claimed (retry backoff, sleep wake-up). */
+  availableAt: string;
+}
+
+/** A run as GET /api/runs/:id shows it (with its steps) and the watch sends it. */
+export interface RunRecord extends RunFields {
+  input: unknown;
+  output: unknown;
+  error: { name: string; message: string; stack?: string } | null;
+  lostLeases: number;
+  retryPolicy: RetryPolicy;
+}
+
+/** A row of a run list (docs/runs.md). The full error, input and output are on the run detail only. */
+export interface RunListRow extends RunFields {
+  /** `<error name>: <message>` of the last failure, at most 300 characters; null when the run has no error. */
+  errorSummary: string | null;
+}
+
+const ERROR_SUMMARY = sql.raw(
+  `case when error is null then null else left(coalesce(error->>'name', 'Error') || ': ' || coalesce(error->>'message', ''), ${ERROR_SUMMARY_CHARS}) end as "errorSummary"`,
+);
+
+/**
+ * The one projection of a run row (timestamps as ISO strings on both drivers): `detail` adds input, output, the full
+ * error, lost leases and the retry policy; `summary` adds the error summary of a list row.
+ */
+export function runColumns(options: { detail?: boolean; summary?: boolean } = {}): SQL {
+  return sql.join(
+    [
+      sql.raw('id, app_handle as "appHandle", shop, flow_name as "flowName", status, trigger'),
+      ...(options.detail ? [sql.raw('input, output, error')] : []),
+      sql.raw('attempt - attempt_base as attempt'),
+      ...(options.detail ? [sql.raw('lost_leases as "lostLeases", retry_policy as "retryPolicy"')] : []),
+      sql.raw('parent_run_id as "parentRunId"'),
+      sql`${isoTs('created_at')} as "createdAt"`,
+      sql`${isoTs('started_at')} as "startedAt"`,
+      sql`${isoTs('finished_at')} as "finishedAt"`,
+      sql`${isoTs('updated_at')} as "updatedAt"`,
+      sql`${isoTs('available_at')} as "availableAt"`,
+      ...(options.summary ? [ERROR_SUMMARY] : []),
+    ],
+    sql`, `,
+  );
+}
+
+// ----------------------------------------------------------------------------------------------
+// Dispatch
+
+/** Serialises concurrent dispatches of one (app, shop, flow) inside the current transaction. */
+export function lockFlowKey(exec: Exec, t: Tenant, flowName: string) {
+  return exec(sql`select pg_advisory_xact_lock(hashtextextended(${`${t.appHandle}/${t.shop ?? ''}/${flowName}`}, 0))`);
+}
+
+export async function activeRunIds(exec: Exec, t: Tenant, flowName: string, limit: number, excludeId?: string) {
+  const rows = await exec<{ id: string }>(sql`
+    select id from runs
+    where ${tenantWhere(t)} and flow_name = ${flowName} and status in ${ACTIVE}
+      ${excludeId ? sql`and id <> ${excludeId}::uuid` : sql``}
+    order by created_at desc
+    limit ${limit}`);
+  return rows.map((r) => r.id);
+}
+
+export interface NewRun {
+  appHandle: string;
+  shop: string | null;
+  flowName: string;
+  trigger: Trigger;
+  input: unknown;
+  retryPolicy: RetryPolicy;
+  parentRunId?: string | null;
+}
+
+export async function insertRun(exec: Exec, run: NewRun): Promise<string> {
+  const [row] = await exec<{ id: string }>(sql`
+    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
+    values (${run.appHandle}, ${run.shop}, ${run.flowName}, ${run.trigger}, ${JSON.stringify(run.input ?? {})}::jsonb,
+            ${JSON.stringify(run.retryPolicy)}::jsonb, ${run.parentRunId ?? null})
+    returning id`);
+  return row.id;
+}
+
+export function notifyRuns(exec: Exec, runId = '') {
+  return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
+}
+
+// ----------------------------------------------------------------------------------------------
+// API reads
+
+export async function getRun(exec: Exec, t: Tenant, id: string): Promise<RunRecord | undefined> {
+  const [row] = await exec<RunRecord>(sql`select ${runColumns({ detail: true })} from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  return row;
+}
+
+/** What a run list is filtered by (besides the tenant). */
+export interface RunFilter {
+  flowName?: string;
+  status?: RunStatus;
+  /** Substring of the flow name, the status or the id (case-insensitive; wildcards are literal). */
+  search?: string;
+  from?: Date;
+  to?: Date;
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (m) => `\\${m}`);
+}
+
+function filterWhere(t: Tenant, f: RunFilter): SQL {
+  const where: SQL[] = [tenantWhere(t)];
+  if (f.flowName !== undefined) where.push(sql`flow_name = ${f.flowName}`);
+  if (f.status) where.push(sql`status = ${f.status}`);
+  if (f.from) where.push(sql`created_at >= ${f.from.toISOString()}::timestamptz`);
+  if (f.to) where.push(sql`created_at <= ${f.to.toISOString()}::timestamptz`);
+  if (f.search) {
+    // Same meaning as `flow_name ilike p or status ilike p or id::text ilike p`, cheaper: the statuses that contain the
+    // term are found here, and the id is only compared when the term could be part of a UUID.
+    const pattern = `%${escapeLike(f.search)}%`;
+    const term = f.search.toLowerCase();
+    const alternatives = [sql`flow_name ilike ${pattern}`];
+    const statuses = RUN_STATUSES.filter((s) => s.includes(term));
+    if (statuses.length > 0) alternatives.push(sql`status in (${sql.join(statuses.map((s) => sql`${s}`), sql`, `)})`);
+    if (/^[0-9a-f-]+$/.test(term)) alternatives.push(sql`id::text like ${`%${term}%`}`);
+    where.push(sql`(${sql.join(alternatives, sql` or `)})`);
+  }
+  return sql.join(where, sql` and `);
+}
+
+/** A page of the tenant's runs, newest first, and the count of every match. */
+export async function listRunRows(exec: Exec, t: Tenant, f: RunFilter, page: { limit: number; offset: number }): Promise<{ rows: RunListRow[]; total: number }> {
+  const cond = filterWhere(t, f);
+  // `desc nulls last` is the order of the (app_handle, shop, …, created_at DESC NULLS LAST, id DESC NULLS LAST) indexes;
+  // a plain `desc` (nulls first) would make PostgreSQL read every matching run and sort them.
+  const [rows, [{ total }]] = await Promise.all([
+    exec<RunListRow>(sql`select ${runColumns({ summary: true })} from runs where ${cond} order by created_at desc nulls last, id desc nulls last limit ${page.limit} offset ${page.offset}`),
+    exec<{ total: number }>(sql`select count(*)::int as total from runs where ${cond}`),
+  ]);
+  return { rows, total: Number(total) };
+}
+
+/** The run (detail) with what its watch version is made of: its step count, latest step time and newest log line id. */
+export async function watchedRun(
+  exec: Exec,
+  t: Tenant,
+  id: string,
+): Promise<{ run: RunRecord; stepCount: number; stepsAt: string | null; lastLogId: number } | undefined> {
+  const [row] = await exec<RunRecord & { stepCount: number; stepsAt: string | null; lastLogId: number | string }>(sql`
+    select ${runColumns({ detail: true })},
+      (select count(*)::int from steps s where s.run_id = runs.id) as "stepCount",
+      (select ${isoTs('max(coalesce(s.finished_at, s.started_at))')} from steps s where s.run_id = runs.id) as "stepsAt",
+      coalesce((select l.id from logs l where l.run_id = runs.id order by l.id desc limit 1), 0) as "lastLogId"
+    from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  if (!row) return undefined;
+  const { stepCount, stepsAt, lastLogId, ...run } = row;
+  return { run, stepCount, stepsAt, lastLogId: Number(lastLogId) };
+}
+
+/** A failed run of the Home page. */
+export interface RecentFailure {
+  id: string;
+  flowName: string;
+  createdAt: string;
+  finishedAt: string | null;
+  errorSummary: string | null;
+}
+
+/** The Home figures: the window's start (database clock), run counts by status since then, the latest failed runs. */
+export async function homeFigures(exec: Exec, t: Tenant, recentFailures: number) {
+  const tenant = tenantWhere(t);
+  const [[{ since }], counts, failures] = await Promise.all([
+    exec<{ since: string }>(sql`select ${isoTs("now() - interval '24 hours'")} as since`),
+    exec<{ status: RunStatus; n: number }>(sql`
+      select status, count(*)::int as n from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
+    exec<RecentFailure>(sql`
+      select id, flow_name as "flowName", ${isoTs('created_at')} as "createdAt", ${isoTs('finished_at')} as "finishedAt", ${ERROR_SUMMARY}
+      from runs where ${tenant} and status = 'failed' order by created_at desc, id desc limit ${recentFailures}`),
+  ]);
+  return { since, counts: counts.map((c) => ({ status: c.status, n: Number(c.n) })), failures };
+}
+
+// ----------------------------------------------------------------------------------------------
+// Lifecycle: cancel, retry, delete
+
+export async function runStatus(exec: Exec, t: Tenant, id: string): Promise<RunStatus | undefined> {
+  const [row] = await exec<{ status: RunStatus }>(sql`select status from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  return row?.status;
+}
+
+/** Active → canceled, and NOTIFY the run's worker; the status it had, or undefined when it was not active (or not there). */
+export async function cancelActiveRun(exec: Exec, t: Tenant, id: string): Promise<RunStatus | undefined> {
+  const [row] = await exec<{ id: string; previous: RunStatus }>(sql`
+    with prev as (select id, status from runs where id = ${id}::uuid and ${tenantWhere(t)} and status in ${ACTIVE} for update)
+    update runs r set status = 'canceled', finished_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
+    from prev where r.id = prev.id
+    returning r.id, prev.status as previous`);
+  if (row) await exec(sql`select pg_notify(${CANCEL_CHANNEL}, ${id})`);
+  return row?.previous;
+}
+
+export async function runStatusAndFlow(exec: Exec, t: Tenant, id: string): Promise<{ status: RunStatus; flowName: string } | undefined> {
+  const [row] = await exec<{ status: RunStatus; flowName: string }>(sql`select status, flow_name as "flowName" from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  return row;
+}
+
+/** The run's status, read with FOR UPDATE (the row stays locked until the transaction ends). */
+export async function lockRunStatus(exec: Exec, id: string): Promise<RunStatus | undefined> {
+  const [row] = await exec<{ status: RunStatus }>(sql`select status from runs where id = ${id}::uuid for update`);
+  return row?.status;
+}
+
+/**
+ * A finished run back to `pending` for a manual retry: the retry budget starts again (`attempt_base = attempt`). `reset`
+ * deletes every step result and forgets which outside-step log lines were written (so the replay writes them again);
+ * `resume` deletes the failed and sleeping steps only. Returns how many steps were deleted.
+ */
+export async function requeueForRetry(exec: Exec, id: string, mode: 'resume' | 'reset'): Promise<number> {
+  const deleted = await exec(
+    mode === 'reset'
+      ? sql`delete from steps where run_id = ${id}::uuid returning name`
+      : sql`delete from steps where run_id = ${id}::uuid and status <> 'completed' returning name`,
+  );
+  // reset starts the flow body afresh: its earlier outside-step log lines stay, but no longer count as written (docs/logs.md)
+  if (mode === 'reset') await exec(sql`update logs set body_seq = null where run_id = ${id}::uuid and body_seq is not null`);
+  await exec(sql`
+    update runs set status = 'pending', attempt_base = attempt, same_attempt = false, lost_leases = 0, error = null, output = null,
+      available_at = now(), finished_at = null, lease_owner = null, lease_expires_at = null, updated_at = now()
+    where id = ${id}::uuid`);
+  return deleted.length;
+}
+
+/** Deletes the run if it is not active (its steps and logs go with it); false when nothing was deleted. */
+export async function deleteInactiveRun(exec: Exec, t: Tenant, id: string): Promise<boolean> {
+  const rows = await exec(sql`delete from runs where id = ${id}::uuid and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`);
+  return rows.length > 0;
+}
+
+/** Deletes the tenant's inactive runs among `ids` (UUIDs); returns how many were deleted. */
+export async function deleteInactiveRuns(exec: Exec, t: Tenant, ids: readonly string[]): Promise<number> {
+  const rows = await exec(sql`delete from runs where id in (${uuidList(ids)}) and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`);
+  return rows.length;
+}

@@ -1,0 +1,79 @@
+/**
+ * The statements on steps: the API's step list, the replay read, and the engine's step writes. Every write is fenced on
+ * the lease token (`ownedBy`): a worker that lost the run stores nothing.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { type Exec, isoTs } from '../../db/sql.ts';
+
+export interface StepRecord {
+  name: string;
+  status: 'completed' | 'failed' | 'sleeping';
+  /** The absolute attempt that wrote it. */
+  attempt: number;
+  result: unknown;
+  error: { name: string; message: string } | null;
+  startedAt: string;
+  finishedAt: string | null;
+  durationMs: number | null;
+}
+
+export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
+  return exec<StepRecord>(sql`
+    select name, status, attempt, result, error, ${isoTs('started_at')} as "startedAt", ${isoTs('finished_at')} as "finishedAt",
+      case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs"
+    from steps where run_id = ${runId}::uuid order by started_at, name`);
+}
+
+/** The stored steps of a run, read once at the start of an execution (a completed one is replayed, not run again). */
+export function completedStepResults(exec: Exec, runId: string) {
+  return exec<{ name: string; status: string; result: unknown }>(sql`select name, status, result from steps where run_id = ${runId}::uuid`);
+}
+
+/** Who writes a step: the run and the lease token of the claim (the fence), the tenant, the step and its start. */
+export interface StepWrite {
+  runId: string;
+  leaseToken: string;
+  appHandle: string;
+  shop: string | null;
+  name: string;
+  /** The absolute attempt. */
+  attempt: number;
+  startedAt: Date;
+}
+
+/** Fence: the row lock taken by FOR SHARE waits for a concurrent cancel and then sees its result. */
+function ownedBy(runId: string, leaseToken: string): SQL {
+  return sql`exists (select 1 from runs where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running' for share)`;
+}
+
+/** Stores a completed step result; false when the run is no longer this worker's (nothing stored). */
+export async function storeStepResult(exec: Exec, w: StepWrite, resultJson: string): Promise<boolean> {
+  const rows = await exec(sql`
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'completed', ${w.attempt}, ${resultJson}::jsonb, null,
+           ${w.startedAt.toISOString()}::timestamptz, now()
+    where ${ownedBy(w.runId, w.leaseToken)}
+    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
+      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
+    returning run_id`);
+  return rows.length === 1;
+}
+
+export async function storeStepFailure(exec: Exec, w: StepWrite, error: unknown): Promise<void> {
+  await exec(sql`
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'failed', ${w.attempt}, null, ${JSON.stringify(error)}::jsonb,
+           ${w.startedAt.toISOString()}::timestamptz, now()
+    where ${ownedBy(w.runId, w.leaseToken)}
+    on conflict (run_id, name) do update set status = 'failed', attempt = excluded.attempt, result = null,
+      error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at`);
+}
+
+/** A sleep step whose wake time has passed (the run was claimed again) becomes completed; false when not owned. */
+export async function completeSleep(exec: Exec, w: StepWrite): Promise<boolean> {
+  const rows = await exec(sql`
+    update steps set status = 'completed', finished_at = now()
+    where run_id = ${w.runId}::uuid and name = ${w.name} and ${ownedBy(w.runId, w.leaseToken)}
+    returning run_id`);
+  return rows.length === 1;
+}
