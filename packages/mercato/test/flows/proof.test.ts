@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import instance, { markerPath } from '../fixtures/proof-app/service.config.ts';
 import { SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { eventually } from '../kit/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
@@ -29,16 +30,6 @@ interface WorkerProcess {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, everyMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 function readLines(path: string): string[] {
   return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
@@ -73,14 +64,9 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     spawned.push(proc);
     let gone = false;
     void exited.then(() => (gone = true));
-    await until(
-      `worker ${child.pid} to start`,
-      () => {
-        if (gone) throw new Error(`worker exited before it was ready:\n${out}`);
-        return /mercato worker .*concurrency \d+/.test(out) || undefined;
-      },
-      30_000,
-    );
+    // 'exited' ends the polling at once (a throwing probe would be polled again until the timeout)
+    const state = await eventually(() => (gone ? 'exited' : /mercato worker .*concurrency \d+/.test(out) && 'ready'), { timeout: 30_000, interval: 25, message: `worker ${child.pid} to start` });
+    if (state === 'exited') throw new Error(`worker exited before it was ready:\n${out}`);
     return proc;
   }
 
@@ -136,15 +122,15 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     );
     expect(new Set(ids).size).toBe(RUNS);
 
-    await until(
-      'all runs to finish',
-      async () => {
-        const [row] = await tdb.db.query<{ open: number }>(sql`select count(*)::int as open from runs where status not in ('completed','failed','canceled')`);
-        return row.open === 0 || undefined;
-      },
-      45_000,
-      100,
-    );
+    await expect
+      .poll(
+        async () => {
+          const [row] = await tdb.db.query<{ open: number }>(sql`select count(*)::int as open from runs where status not in ('completed','failed','canceled')`);
+          return row.open;
+        },
+        { timeout: 45_000, interval: 100, message: 'all runs to finish' },
+      )
+      .toBe(0);
 
     const runs = await tdb.db.query<{ id: string; status: string; attempt: number; lost_leases: number; input: { n: number }; output: any }>(
       sql`select id, status, attempt - attempt_base as attempt, lost_leases, input, output from runs`,
@@ -183,7 +169,7 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     const first = await startWorker(log, 2);
     const runId = await dispatch('killable');
     const marker = markerPath(log, runId);
-    await until('the step to be in flight', () => existsSync(marker) || undefined, 15_000);
+    await expect.poll(() => existsSync(marker), { timeout: 15_000, interval: 25, message: 'the step to be in flight' }).toBe(true);
 
     const [before] = await tdb.db.query<{ status: string; lease_owner: string; lease: string }>(
       sql`select status, lease_owner, to_json(lease_expires_at) #>> '{}' as lease from runs where id = ${runId}::uuid`,
@@ -222,20 +208,19 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     const res = await t.api('/api/flows/cancelable/run', { method: 'POST', json: { input: {} } });
     expect(res.status).toBe(202);
     const { runId } = (await res.json()) as { runId: string };
-    await until('the step to be waiting', () => readLines(log).includes(`${runId} wait ${worker.pid}`) || undefined, 15_000);
+    await expect.poll(() => readLines(log), { timeout: 15_000, interval: 25, message: 'the step to be waiting' }).toContain(`${runId} wait ${worker.pid}`);
 
     const cancelAt = Date.now();
     const cancel = await t.api(`/api/runs/${runId}/cancel`, { method: 'POST' });
     expect(cancel.status).toBe(200);
     expect(await cancel.json()).toMatchObject({ runId, status: 'canceled', previousStatus: 'running' });
 
-    const abortedAt = await until(
-      'the worker process to see the abort',
+    const abortedAt = await eventually(
       () => {
         const line = readLines(log).find((l) => l.startsWith(`aborted ${runId} `));
         return line ? Number(line.split(' ')[2]) : undefined;
       },
-      5000,
+      { timeout: 5000, interval: 25, message: 'the worker process to see the abort' },
     );
     expect(abortedAt - cancelAt).toBeLessThan(1500);
 

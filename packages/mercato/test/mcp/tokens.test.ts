@@ -23,13 +23,7 @@ describeEngines('MCP token administration', (get) => {
     await get().db.query(statement);
     await get().db.notify(TOKENS_CHANNEL, id);
   };
-  const until = async (check: () => Promise<boolean>) => {
-    const deadline = Date.now() + 3000;
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  };
+  const POLL = { timeout: 3000, interval: 10 };
 
   it('describes the capabilities: permissions with label, group and risk, tools, resources, expiry options', async () => {
     const { status, body } = await s.api('/api/mcp/capabilities');
@@ -142,7 +136,7 @@ describeEngines('MCP token administration', (get) => {
     const { id, secret } = await s.createToken({ name: 'short', expiresInDays: 1 });
     expect((await call(secret)).status).toBe(200);
     await changeInDatabase(sql`update mcp_tokens set expires_at = now() - interval '1 second' where id = ${id}::uuid`, id);
-    await until(async () => (await call(secret)).status === 403);
+    await expect.poll(async () => (await call(secret)).status, POLL).toBe(403);
     const res = await call(secret);
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({ error: 'MCP token has expired' });
@@ -222,10 +216,12 @@ describeEngines('MCP token administration', (get) => {
     await call(secret);
     expect((await s.api(`/api/mcp/tokens/${id}`)).body.lastUsedAt).toBe(first);
     await changeInDatabase(sql`update mcp_tokens set last_used_at = now() - interval '61 seconds' where id = ${id}::uuid`, id);
-    await until(async () => {
-      await call(secret);
-      return Date.parse((await s.api(`/api/mcp/tokens/${id}`)).body.lastUsedAt) > Date.parse(first);
-    });
+    await expect
+      .poll(async () => {
+        await call(secret);
+        return Date.parse((await s.api(`/api/mcp/tokens/${id}`)).body.lastUsedAt);
+      }, POLL)
+      .toBeGreaterThan(Date.parse(first));
     // A failed authentication does not count as use.
     await changeInDatabase(sql`update mcp_tokens set last_used_at = null where id = ${id}::uuid`, id);
     await call(`${secret.slice(0, -1)}${secret.endsWith('a') ? 'b' : 'a'}`);

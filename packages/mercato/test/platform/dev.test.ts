@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../kit/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(here, '../../bin/mercato.js');
@@ -34,16 +35,6 @@ function startDev(extraEnv: Record<string, string> = {}, cwd = MINIMAL) {
     child.on('exit', (code) => reject(new Error(`exited with ${code}:\n${output}`)));
   });
   return { child, ready, exited };
-}
-
-async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('mercato dev with the platform simulator', () => {
@@ -77,10 +68,15 @@ describe('mercato dev with the platform simulator', () => {
     const uninstalled = (await (await fetch(`${simUrl}/__sim/uninstall`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as any;
     expect(uninstalled.delivery.status).toBe(200);
     const auth = { authorization: `Bearer ${minted.token}` };
-    await until(async () => {
-      const runs = (await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any;
-      return runs.runs.some((r: any) => r.flowName === 'webhook:app/uninstalled' && r.status === 'completed');
-    });
+    await expect
+      .poll(
+        async () => {
+          const runs = (await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any;
+          return runs.runs.some((r: any) => r.flowName === 'webhook:app/uninstalled' && r.status === 'completed');
+        },
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBe(true);
 
     dev.child.kill('SIGTERM');
     expect(await dev.exited).toBe(0);
@@ -98,11 +94,11 @@ describe('mercato dev with the platform simulator', () => {
       expect(delivered.status).toBe(200);
       const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com' }) })).json()) as { token: string };
       const auth = { authorization: `Bearer ${minted.token}` };
-      const runs = await until(async () => {
+      const runs = await eventually(async () => {
         const all = ((await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any).runs as any[];
         const list = all.filter((r) => r.flowName === 'webhook:orders/create');
         return list.length >= session && list.every((r) => r.status === 'completed' || r.status === 'failed') && list;
-      }, 20_000);
+      }, { timeout: 20_000, interval: 50 });
       expect(runs.map((r) => r.status), `session ${session}`).toEqual(runs.map(() => 'completed'));
       dev.child.kill('SIGTERM');
       expect(await dev.exited).toBe(0);

@@ -10,7 +10,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { type Database, openDatabase } from '../../src/db/engine.ts';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import { SHOP, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
-import { ENCRYPTION_KEY, installationRow, startSim, until } from './helpers.ts';
+import { ENCRYPTION_KEY, installationRow, startSim } from './helpers.ts';
 
 const app = defineApp();
 const instance = app.defineConfig({ flows: { noop: app.defineFlow({ name: 'noop', input: z.object({}), run: () => null }) } });
@@ -49,7 +49,7 @@ describe.skipIf(!process.env.DATABASE_URL)('installations across processes [post
     try {
       const pending = Promise.all([one, two].flatMap((t) => Array.from({ length: 4 }, () => t.api('/api/pages'))));
       // one process is exchanging (held by the platform) while the other polls for the lock it holds
-      await until(async () => hold.arrived > 0 && (await lockConnections(test.db)).filter((c) => c.query.includes('pg_try_advisory_lock')).length === 2);
+      await expect.poll(async () => hold.arrived > 0 && (await lockConnections(test.db)).filter((c) => c.query.includes('pg_try_advisory_lock')).length === 2, { timeout: 10_000, interval: 20 }).toBe(true);
       expect(hold.arrived).toBe(1);
       hold.release();
       answers = await pending;
@@ -60,6 +60,6 @@ describe.skipIf(!process.env.DATABASE_URL)('installations across processes [post
     expect(sim.state.tokenExchanges.filter((e) => e.shop === SHOP)).toEqual([expect.objectContaining({ status: 200 })]);
     expect((await installationRow(test.db, SHOP))?.status).toBe('active');
     // the lock connections are closed once no installation is under way
-    await until(async () => (await lockConnections(test.db)).length === 0);
+    await expect.poll(async () => (await lockConnections(test.db)).length, { timeout: 10_000, interval: 20 }).toBe(0);
   });
 });

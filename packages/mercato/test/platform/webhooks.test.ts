@@ -12,8 +12,8 @@ import { defineWebhook } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { verifyWebhookHmac } from '../../src/platform/index.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
-import { capturingLogger } from '../http/helpers.ts';
-import { ENCRYPTION_KEY, SHOP_QUERY, installationRow, startSim, until } from './helpers.ts';
+import { ENCRYPTION_KEY, SHOP_QUERY, installationRow, startSim } from './helpers.ts';
+import { capturingLogger, eventually } from '../kit/index.ts';
 
 const seen: Array<{ topic: string; shop: string; payload: any; webhookId: string; shopName?: string }> = [];
 let productFailures = 0;
@@ -209,7 +209,7 @@ describeEngines('webhooks', (get) => {
     expect((await installationRow(get().db, OTHER_SHOP))?.status).toBe('active');
     const { delivery } = await sim.uninstall({ shop: OTHER_SHOP });
     expect(delivery?.status).toBe(200);
-    const row = await until(async () => {
+    const row = await eventually(async () => {
       const r = await installationRow(get().db, OTHER_SHOP);
       return r?.status === 'uninstalled' && r;
     });
