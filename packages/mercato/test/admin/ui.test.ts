@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import { ensureAdminUiBuilt } from './build.ts';
 import { CHROMIUM, type DevServer, type ExpectedFailure, type Watched, describedBy, launch, pageAction, resetArtifacts, screenshot, startDev, unexpected } from './browser.ts';
+import { SHOP } from '../kit/index.ts';
 
 const PROJECT = fileURLToPath(new URL('../fixtures/admin-ui-app/', import.meta.url));
-const SHOP = 'demo-1.myshopify.com';
 const hasChromium = existsSync(CHROMIUM);
 
 /** A preview session token for `shop`, to call the admin API from the test itself. */

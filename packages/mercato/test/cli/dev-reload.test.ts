@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SHOP } from '../kit/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BIN = resolve(here, '../../bin/mercato.js');
 // inside the workspace, so the app resolves `mercato` and `zod` from its node_modules (test-artifacts/ is git-ignored)
 const APP = resolve(here, `../../../../test-artifacts/dev-reload-${randomBytes(4).toString('hex')}`);
 const DATA = mkdtempSync(join(tmpdir(), 'mercato-dev-reload-'));
-const SHOP = 'demo-1.myshopify.com';
 const RELOAD_GRACE_MS = 5_000;
 
 vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });

@@ -16,11 +16,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import pg from 'pg';
 import { type ExpectStatic, afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSessionToken } from '../../../platform-sim/src/jwt.ts';
+import { SHOP } from '../kit/index.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../../..');
 const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
 const ARTIFACTS = join(ROOT, 'test-artifacts', `module-setups-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`);
-const SHOP = 'demo-1.myshopify.com';
 const API_KEY = 'module-setups-key';
 const API_SECRET = 'module-setups-secret';
 const ENCRYPTION_KEY = 'b'.repeat(64);

@@ -9,13 +9,13 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { createLogger } from '../../src/logger.ts';
 import { FAST_WORKER, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { capturingLogger } from '../kit/index.ts';
 
 const executions = new Map<string, number>();
 const count = (key: string) => executions.set(key, (executions.get(key) ?? 0) + 1);
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const logged: Array<Record<string, any>> = [];
+const { logger: warnLogger, lines: logged } = capturingLogger('warn');
 let onErrorThrows = false;
 
 const app = defineApp();
@@ -123,8 +123,7 @@ describeEngines('engine durability', (get) => {
   const logsOf = (runId: string) => get().db.query<{ message: string }>(sql`select message from logs where run_id = ${runId}::uuid order by id`);
 
   beforeAll(async () => {
-    const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void logged.push(JSON.parse(line)) } });
-    t = await startTestRuntime(instance, get().db, { worker: { heartbeatIntervalMs: 100 }, logger });
+    t = await startTestRuntime(instance, get().db, { worker: { heartbeatIntervalMs: 100 }, logger: warnLogger });
     const db = get().db;
     // Test triggers: "slow…" log lines take 300 ms to insert (and are timestamped when stored), "explode" lines are
     // refused, and the first two final writes of flakyFinal fail (a sequence is not rolled back by the error).
