@@ -234,7 +234,7 @@ describeEngines('engine durability', (get) => {
     expect(stored.policy).toEqual({ maxAttempts: 2, initialIntervalMs: 10, backoffCoefficient: 3, maxIntervalMs: 5000 });
     const run = await waitForRun(get().db, runId);
     expect([run.status, run.attempt, run.error.message]).toEqual(['failed', 2, 'boom 2']);
-    await expect(dispatch('alwaysFails', {}, { maxIntervalMs: 2 ** 31 })).rejects.toMatchObject({ status: 400, message: 'retryPolicy.maxIntervalMs: must be at most 2147483647 ms' });
+    await expect(dispatch('alwaysFails', {}, { maxIntervalMs: 2 ** 31 })).rejects.toMatchObject({ name: 'InvalidDispatchError', field: 'retryPolicy.maxIntervalMs', message: 'retryPolicy.maxIntervalMs: must be at most 2147483647 ms' });
   });
 
   it('logs an onError hook that throws and goes on with the retries', async () => {

@@ -160,7 +160,7 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
   });
 
   it('runs async refinements of the input schema at dispatch and in the worker', async () => {
-    await expect(dispatch('asyncRefine', { code: 'taken' })).rejects.toMatchObject({ status: 400, message: 'Invalid input for flow "asyncRefine"' });
+    await expect(dispatch('asyncRefine', { code: 'taken' })).rejects.toMatchObject({ name: 'InvalidDispatchError', message: 'Invalid input for flow "asyncRefine"' });
     const http = await json(await t.api('/api/flows/asyncRefine/run', { method: 'POST', json: { input: { code: 'taken' } } }));
     expect(http.status).toBe(400);
     expect(http.body.issues).toEqual([{ path: '', message: 'code is taken', code: 'custom' }]);
