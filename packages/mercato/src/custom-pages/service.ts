@@ -8,11 +8,13 @@ import { customPagePath, MAX_OPERATION_TIMEOUT_MS } from '../app/validate/custom
 import type { Database } from '../db/engine.ts';
 import { type DispatchFn, dispatchFlowFor, schemaIssuesBody } from '../flows/dispatch.ts';
 import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
+import { parseInput } from '../input.ts';
 /** The answer of an unexpected failure (the same words as the HTTP layer's generic 500). */
 const INTERNAL_ERROR_MESSAGE = 'Internal server error';
 import type { Logger } from '../logger.ts';
 import { createConnectors } from '../providers/service.ts';
 import type { Secrets } from '../secrets/types.ts';
+import { RPC_NOT_AN_OBJECT, rpcBody } from './schemas.ts';
 
 export interface CustomPagesDeps {
   config: Pick<ResolvedConfig, 'experimental' | 'providers'>;
@@ -129,10 +131,7 @@ export async function listCustomPages(deps: CustomPagesDeps, req: PageRequest): 
 
 /** `{ input }` and nothing else; a missing `input` is `undefined`. */
 export function parseRpcBody(body: unknown): { input: unknown } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Body must be a JSON object: { "input": … }');
-  const { input, ...rest } = body as Record<string, unknown>;
-  const extra = Object.keys(rest)[0];
-  if (extra !== undefined) throw new InvalidInputError(`${extra}: unknown field (expected input)`, { field: extra });
+  const { input } = parseInput(rpcBody, body, { notAnObject: RPC_NOT_AN_OBJECT });
   return { input };
 }
 

@@ -8,6 +8,7 @@ import type { DiscountMode, FunctionDefinition } from '../app/types.ts';
 import { type FieldError, checkRequired, coerce, fieldMessage, hasValue, requiredMessage, runValidator, typeProblem } from '../providers/fields.ts';
 import { type OwnerFieldSpec, ownerFieldsOf } from './kinds.ts';
 import { FunctionInputError } from './errors.ts';
+import { INSTANCE_NOT_AN_OBJECT, instanceBody } from './schemas.ts';
 
 export interface UserError {
   /** Path in the request body (`["config", "percent"]`, `["title"]`); null when no field is to blame. */
@@ -43,8 +44,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** The body must be a JSON object (`config`, when present, is checked by parseConfig). */
 export function bodyObject(body: unknown): Record<string, unknown> {
-  if (!isObject(body)) throw new FunctionInputError([{ field: null, message: 'The body must be a JSON object: { config, …owner fields }', code: 'INVALID' }], 'mercato');
-  return body;
+  const parsed = instanceBody.safeParse(body);
+  if (!parsed.success) throw new FunctionInputError([{ field: null, message: INSTANCE_NOT_AN_OBJECT, code: 'INVALID' }], 'mercato');
+  return parsed.data;
 }
 
 function coerceOwner(spec: OwnerFieldSpec, raw: unknown): { value?: unknown; problem?: string } {

@@ -7,7 +7,9 @@ import type { Database } from '../db/engine.ts';
 import type { AuthCache, AuthEntry } from './auth-cache.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
+import { parseInput } from '../input.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
+import { CREATE_NOT_AN_OBJECT, PATCH_NOT_AN_OBJECT, PERMISSIONS_NOT_AN_OBJECT, createTokenBody, patchTokenBody, permissionsBody } from './schemas.ts';
 import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
 import {
   type AuditRecord,
@@ -24,11 +26,10 @@ import {
 } from './store.ts';
 
 export const DEFAULT_EXPIRY_DAYS = 90;
-export const MAX_EXPIRY_DAYS = 36_500;
 export const AUDITS_IN_DETAIL = 10;
 /** lastUsedAt is written at most once per this many seconds per token. */
 export const LAST_USED_INTERVAL_SECONDS = 60;
-export const MAX_NAME_LENGTH = 100;
+export { MAX_EXPIRY_DAYS, MAX_NAME_LENGTH } from './schemas.ts';
 const DAY_MS = 86_400_000;
 
 export interface TokenServiceDeps {
@@ -44,27 +45,8 @@ export interface TokenServiceDeps {
   cacheTtlMs?: number;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function checkFields(body: unknown, allowed: readonly string[], shape: string): Record<string, unknown> {
-  if (!isObject(body)) throw new InvalidInputError(`Body must be a JSON object: ${shape}`);
-  for (const key of Object.keys(body)) {
-    if (!allowed.includes(key)) throw new InvalidInputError(`${key}: unknown field (expected ${allowed.join(', ')})`, { field: key });
-  }
-  return body;
-}
-
-function parseName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new InvalidInputError('name: must be a non-empty string', { field: 'name' });
-  const name = value.trim();
-  if (name.length > MAX_NAME_LENGTH) throw new InvalidInputError(`name: at most ${MAX_NAME_LENGTH} characters`, { field: 'name' });
-  return name;
-}
-
-function parsePermissions(value: unknown, known: ReadonlySet<string>): string[] {
-  if (!Array.isArray(value) || !value.every((p) => typeof p === 'string')) {
-    throw new InvalidInputError('permissions: must be an array of permission keys', { field: 'permissions' });
-  }
+/** Permission keys must be known to the catalog; duplicates are dropped. */
+function knownPermissions(value: string[], known: ReadonlySet<string>): string[] {
   const unknown = value.filter((p) => !known.has(p));
   if (unknown.length > 0) {
     throw new InvalidInputError(`permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`, {
@@ -72,29 +54,18 @@ function parsePermissions(value: unknown, known: ReadonlySet<string>): string[] 
       details: { unknownPermissions: unknown },
     });
   }
-  return [...new Set(value as string[])];
+  return [...new Set(value)];
 }
 
-/** The expiry of a body: undefined when neither field is given, null for "never". */
-function parseExpiry(body: Record<string, unknown>, now: number): Date | null | undefined {
-  const hasAt = body.expiresAt !== undefined;
-  const hasDays = body.expiresInDays !== undefined;
-  if (hasAt && hasDays) throw new InvalidInputError('Give either expiresAt or expiresInDays, not both', { field: 'expiresAt' });
-  if (hasAt) {
+/** The expiry of a parsed body: undefined when neither field is given, null for "never". */
+function expiryOf(body: { expiresAt?: string | null; expiresInDays?: number | null }, now: number): Date | null | undefined {
+  if (body.expiresAt !== undefined) {
     if (body.expiresAt === null) return null;
-    const date = typeof body.expiresAt === 'string' ? new Date(body.expiresAt) : new Date(Number.NaN);
-    if (Number.isNaN(date.getTime())) throw new InvalidInputError('expiresAt: must be an ISO date string or null', { field: 'expiresAt' });
+    const date = new Date(body.expiresAt);
     if (date.getTime() <= now) throw new InvalidInputError('expiresAt: must be in the future', { field: 'expiresAt' });
     return date;
   }
-  if (hasDays) {
-    const days = body.expiresInDays;
-    if (days === null) return null;
-    if (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS) {
-      throw new InvalidInputError(`expiresInDays: must be a positive integer (at most ${MAX_EXPIRY_DAYS}) or null`, { field: 'expiresInDays' });
-    }
-    return new Date(now + days * DAY_MS);
-  }
+  if (body.expiresInDays !== undefined) return body.expiresInDays === null ? null : new Date(now + body.expiresInDays * DAY_MS);
   return undefined;
 }
 
@@ -152,15 +123,14 @@ export function createTokenService(deps: TokenServiceDeps) {
     list: (t: Tenant<string>) => listTokens(db, t),
 
     async create(t: Tenant<string>, raw: unknown): Promise<{ token: TokenRecord; secret: string }> {
-      const body = checkFields(raw, ['name', 'permissions', 'expiresAt', 'expiresInDays'], '{ name, permissions?, expiresAt? | expiresInDays? }');
-      const name = parseName(body.name);
-      const permissions = body.permissions === undefined ? [] : parsePermissions(body.permissions, deps.knownPermissions());
+      const body = parseInput(createTokenBody, raw, { notAnObject: CREATE_NOT_AN_OBJECT });
+      const permissions = body.permissions === undefined ? [] : knownPermissions(body.permissions, deps.knownPermissions());
       const now = Date.now();
-      const expiry = parseExpiry(body, now);
+      const expiry = expiryOf(body, now);
       const expiresAt = expiry === undefined ? new Date(now + DEFAULT_EXPIRY_DAYS * DAY_MS) : expiry;
       const id = randomUUID();
       const s = await issueSecret(id);
-      const token = await insertToken(db, { id, appHandle: t.appHandle, shop: t.shop, name, permissions, hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint, expiresAt });
+      const token = await insertToken(db, { id, appHandle: t.appHandle, shop: t.shop, name: body.name, permissions, hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint, expiresAt });
       return { token, secret: s.secret };
     },
 
@@ -170,25 +140,18 @@ export function createTokenService(deps: TokenServiceDeps) {
     },
 
     async patch(t: Tenant<string>, id: string, raw: unknown): Promise<TokenRecord> {
-      const body = checkFields(raw, ['name', 'status', 'expiresAt', 'expiresInDays'], '{ name?, status?, expiresAt? | expiresInDays? }');
+      const body = parseInput(patchTokenBody, raw, { notAnObject: PATCH_NOT_AN_OBJECT });
       const fields: Parameters<typeof updateToken>[3] = {};
-      if (body.name !== undefined) fields.name = parseName(body.name);
-      if (body.status !== undefined) {
-        if (body.status !== 'active' && body.status !== 'disabled') {
-          throw new InvalidInputError(`status: must be "active" or "disabled"${body.status === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`, { field: 'status' });
-        }
-        fields.status = body.status;
-      }
-      const expiry = parseExpiry(body, Date.now());
+      if (body.name !== undefined) fields.name = body.name;
+      if (body.status !== undefined) fields.status = body.status;
+      const expiry = expiryOf(body, Date.now());
       if (expiry !== undefined) fields.expiresAt = expiry;
-      if (Object.keys(fields).length === 0) throw new InvalidInputError('Nothing to change: give name, status, expiresAt or expiresInDays');
       return edit(t, id, fields);
     },
 
     async setPermissions(t: Tenant<string>, id: string, raw: unknown): Promise<TokenRecord> {
-      const body = checkFields(raw, ['permissions'], '{ permissions: [<permission key>] }');
-      if (body.permissions === undefined) throw new InvalidInputError('permissions: required', { field: 'permissions' });
-      return edit(t, id, { permissions: parsePermissions(body.permissions, deps.knownPermissions()) });
+      const body = parseInput(permissionsBody, raw, { notAnObject: PERMISSIONS_NOT_AN_OBJECT });
+      return edit(t, id, { permissions: knownPermissions(body.permissions, deps.knownPermissions()) });
     },
 
     async rotate(t: Tenant<string>, id: string): Promise<{ token: TokenRecord; secret: string }> {

@@ -1,6 +1,8 @@
 /** PUT /api/providers/:name — the spec's seven-step save procedure, in order. Never runs the checker. */
 import { InvalidInputError } from '../errors.ts';
+import { parseInput } from '../input.ts';
 import { type FieldError, TRANSFORMER_MESSAGE, checkRequired, coerce, fieldMessage, hasValue, runValidator, typeProblem } from './fields.ts';
+import { SAVE_NOT_AN_OBJECT, saveProviderBody } from './schemas.ts';
 import { scrub, secretValues } from './scrub.ts';
 import { type ProvidersDeps, definitionOf, listProviders, loadDecryptable, ownerOf } from './service.ts';
 import { upsertProviderConfig } from './store.ts';
@@ -16,8 +18,7 @@ function fail(errors: FieldError[]): never {
 export async function saveProviderConfig(deps: ProvidersDeps, appHandle: string, shop: string, name: string, body: unknown) {
   const def = definitionOf(deps, name);
   const fields = def.ui.fields;
-  const submitted = isObject(body) ? body.config : undefined;
-  if (!isObject(submitted)) throw new InvalidInputError('Body must be a JSON object: { "config": { … } }', { field: 'config' });
+  const submitted = parseInput(saveProviderBody, body, { notAnObject: SAVE_NOT_AN_OBJECT }).config;
   const errors: FieldError[] = [];
   // Before the procedure: a key the provider does not declare is refused.
   for (const key of Object.keys(submitted)) if (!Object.hasOwn(fields, key)) errors.push({ field: key, message: fieldMessage(key, 'is not a field of this provider') });

@@ -164,8 +164,14 @@ describeEngines('custom pages API', (get) => {
   });
 
   it('the body must be a JSON object with only input: 400 naming the field', async () => {
-    expect(await rpc('reports/_rpc/loader/summary', [1])).toEqual({ status: 400, body: { error: 'Body must be a JSON object: { "input": … }' } });
-    expect(await rpc('reports/_rpc/loader/summary', { input: {}, inputs: {} })).toEqual({ status: 400, body: { error: 'inputs: unknown field (expected input)', field: 'inputs' } });
+    expect(await rpc('reports/_rpc/loader/summary', [1])).toEqual({
+      status: 400,
+      body: { error: 'Body must be a JSON object: { "input": … }', field: 'body', issues: [{ path: '', message: 'must be a JSON object', code: 'invalid_type' }] },
+    });
+    expect(await rpc('reports/_rpc/loader/summary', { input: {}, inputs: {} })).toEqual({
+      status: 400,
+      body: { error: 'inputs: unknown field', field: 'inputs', issues: [{ path: 'inputs', message: 'unknown field', code: 'unrecognized_keys' }] },
+    });
     const notJson = await t.api('/api/pages/custom/reports/_rpc/loader/summary', { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } });
     expect(await json(notJson)).toEqual({ status: 400, body: { error: 'Request body must be JSON' } });
   });
