@@ -10,7 +10,7 @@ import type { ResolvedPlatform } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
-import { saveInstallation } from '../platform/installations.ts';
+import { saveInstallation } from '../platform/store.ts';
 import { exchangeSessionToken } from '../platform/token-exchange.ts';
 import { signSessionToken } from '../http/session-token.ts';
 

@@ -18,6 +18,11 @@ export const AUTH_ERRORS = Object.freeze({
 
 const BEARER_RE = /^Bearer +(\S+) *$/i;
 
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive); undefined for anything else. */
+export function bearerToken(header: string | null | undefined): string | undefined {
+  return header ? BEARER_RE.exec(header)?.[1] : undefined;
+}
+
 export function unauthorized(message: string): UnauthorizedError {
   return new UnauthorizedError(message, { headers: { [RETRY_INVALID_SESSION_HEADER]: '1' } });
 }
@@ -27,9 +32,9 @@ export function sessionAuth(platform: Pick<ResolvedPlatform, 'byApiKey'>): Middl
   return async (c, next) => {
     const header = c.req.header('authorization');
     if (header === undefined || header.trim() === '') throw unauthorized(AUTH_ERRORS.missing);
-    const match = BEARER_RE.exec(header);
-    if (!match) throw unauthorized(AUTH_ERRORS.scheme);
-    const result = await verifySessionToken(match[1]!, platform);
+    const token = bearerToken(header);
+    if (!token) throw unauthorized(AUTH_ERRORS.scheme);
+    const result = await verifySessionToken(token, platform);
     if (!result.ok) throw unauthorized(result.error);
     c.set('tenant', result.tenant);
     await next();

@@ -4,7 +4,7 @@
  * single indexed query, not a listing.
  */
 import type { Database } from '../db/engine.ts';
-import { isInstalled, listActiveInstallations } from './installations.ts';
+import { isInstalled, listActiveInstallations } from './store.ts';
 
 export interface Installations {
   /** Shop domains with an active installation of the app. */

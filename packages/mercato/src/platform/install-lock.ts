@@ -12,6 +12,7 @@
  */
 import type { Database, DedicatedSession } from '../db/engine.ts';
 import { sleep } from './admin-client.ts';
+import { advisoryUnlock, tryAdvisoryLock } from './store.ts';
 
 const POLL_MS = 100;
 
@@ -52,15 +53,14 @@ export function installLocks(db: Database): InstallLocks | undefined {
         const client = await open();
         const deadline = Date.now() + waitMs;
         for (;;) {
-          const [row] = await client.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [id]);
-          if (row?.locked) break;
+          if (await tryAdvisoryLock(client, id)) break;
           if (Date.now() >= deadline) return 'busy';
           await sleep(POLL_MS);
         }
         try {
           return await fn();
         } finally {
-          await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [id]).catch(() => {});
+          await advisoryUnlock(client, id).catch(() => {});
         }
       } finally {
         await close();

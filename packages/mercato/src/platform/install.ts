@@ -11,11 +11,12 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ResolvedApp } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
+import { bearerToken } from '../http/auth.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { installLocks } from './install-lock.ts';
-import { isInstalled, saveInstallation } from './installations.ts';
+import { isInstalled, saveInstallation } from './store.ts';
 import { exchangeSessionToken } from './token-exchange.ts';
 
 export const DEFAULT_INSTALL_FAILURE_BACKOFF_MS = 30_000;
@@ -93,13 +94,11 @@ export function createInstaller(deps: InstallerDeps): Installer {
   };
 }
 
-const BEARER_RE = /^Bearer +(\S+) *$/i;
-
 /** Runs after session auth on /api/*: installs the authenticated (app, shop) when needed, then continues. */
 export function installationMiddleware(installer: Installer): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const tenant = c.get('tenant');
-    const token = BEARER_RE.exec(c.req.header('authorization') ?? '')?.[1];
+    const token = bearerToken(c.req.header('authorization'));
     if (tenant && token) await installer.ensureInstalled(tenant.app, tenant.shop, token);
     await next();
   };

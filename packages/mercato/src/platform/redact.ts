@@ -6,9 +6,9 @@
  * only, no payload) so a late redelivery cannot bring data back. Capabilities with data elsewhere (outside these
  * tables, or without those columns) add an eraser with `registerShopDataEraser`.
  */
-import { type SQL, sql } from 'drizzle-orm';
 import { dbErrorCode } from '../db/engine.ts';
-import { type Exec, type Tenant, tenantWhere } from '../db/sql.ts';
+import type { Exec, Tenant } from '../db/sql.ts';
+import { type TenantTable, deleteTenantRows, tenantTables } from './store.ts';
 
 export interface ShopDataScope extends Tenant<string> {
   /** A run to keep (the one erasing). */
@@ -28,29 +28,6 @@ export function registerShopDataEraser(name: string, eraser: ShopDataEraser): vo
   erasers.set(name, eraser);
 }
 
-interface TenantTable {
-  table: string;
-  hasRunId: boolean;
-}
-
-async function tenantTables(exec: Exec): Promise<TenantTable[]> {
-  const rows = await exec<{ table: string; hasRunId: boolean }>(sql`
-    select table_name as "table", bool_or(column_name = 'run_id') as "hasRunId"
-    from information_schema.columns
-    where table_schema = current_schema()
-    group by table_name
-    having bool_or(column_name = 'app_handle') and bool_or(column_name = 'shop')
-    order by table_name`);
-  return rows.filter((r) => /^[a-z_][a-z0-9_]*$/.test(r.table) && !REDACT_EXCLUDED_TABLES.has(r.table));
-}
-
-function deleteStatement(t: TenantTable, scope: ShopDataScope): SQL {
-  let keep = sql``;
-  if (scope.keepRunId && t.table === 'runs') keep = sql` and id <> ${scope.keepRunId}::uuid`;
-  else if (scope.keepRunId && t.hasRunId) keep = sql` and run_id is distinct from ${scope.keepRunId}::uuid`;
-  return sql`delete from ${sql.raw(`"${t.table}"`)} where ${tenantWhere(scope)}${keep}`;
-}
-
 /**
  * Deletes every row of the tenant (app, shop) from every tenant table, then runs the registered erasers. A table
  * whose rows are still referenced by another (foreign key violation) is retried after the others. Returns the
@@ -58,7 +35,7 @@ function deleteStatement(t: TenantTable, scope: ShopDataScope): SQL {
  */
 export async function redactShopData(exec: Exec, scope: ShopDataScope): Promise<Record<string, number>> {
   const removed: Record<string, number> = {};
-  let pending = await tenantTables(exec);
+  let pending = (await tenantTables(exec)).filter((t) => !REDACT_EXCLUDED_TABLES.has(t.table));
   // runs first: steps and logs go with them by cascade (and are then already gone when their tables come up)
   pending.sort((a, b) => (a.table === 'runs' ? -1 : b.table === 'runs' ? 1 : 0));
   while (pending.length > 0) {
@@ -66,8 +43,7 @@ export async function redactShopData(exec: Exec, scope: ShopDataScope): Promise<
     let lastError: unknown;
     for (const t of pending) {
       try {
-        const rows = await exec(sql`${deleteStatement(t, scope)} returning 1 as x`);
-        removed[t.table] = (removed[t.table] ?? 0) + rows.length;
+        removed[t.table] = (removed[t.table] ?? 0) + (await deleteTenantRows(exec, t, scope));
       } catch (error) {
         if (dbErrorCode(error) !== '23503') throw error;
         blocked.push(t);

@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { FlowContext, FlowDefinition, ResolvedConfig, WebhookContext, WebhookDefinition } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { InternalFlow } from '../flows/registry.ts';
-import { markUninstalled } from './installations.ts';
+import { markUninstalled } from './store.ts';
 import { redactShopData } from './redact.ts';
 
 export const WEBHOOK_FLOW_PREFIX = 'webhook:';

@@ -11,45 +11,26 @@
  * The answer is sent as soon as the run is committed; the handler runs in a worker. See docs/webhooks.md.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { normalizeShopDomain } from '../app/shop.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
-import type { Exec } from '../db/sql.ts';
 import { PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
+import { parseInput } from '../input.ts';
 import type { Logger } from '../logger.ts';
+import { webhookHeaders, webhookHeadersOf } from './schemas.ts';
+import { type WebhookDeliveryRecord, recordDelivery } from './store.ts';
 import { WEBHOOK_TRIGGER, type WebhookInput, webhookFlowName } from './webhook-flows.ts';
 
 export const WEBHOOK_PATH = '/webhooks';
 /** Largest webhook body accepted. */
 export const MAX_WEBHOOK_BODY_BYTES = 5 * 1024 * 1024;
 export const HMAC_HEADER = 'x-shopify-hmac-sha256';
-
-export interface WebhookDeliveryRecord {
-  appHandle: string;
-  webhookId: string;
-  eventId: string | null;
-  shop: string;
-  topic: string;
-  runId: string | null;
-}
-
-/** Records an accepted delivery; false when its webhook id (or event id for the topic) was already accepted. */
-export async function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
-  const rows = await exec(sql`
-    insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
-    values (${d.appHandle}, ${d.webhookId}, ${d.eventId}, ${d.shop}, ${d.topic}, ${d.runId}::uuid)
-    on conflict do nothing
-    returning webhook_id`);
-  return rows.length > 0;
-}
 
 /** The app whose secret signed these bytes, compared in constant time; undefined when none did. */
 export function verifyWebhookHmac(apps: readonly ResolvedApp[], body: Uint8Array, header: string | undefined): ResolvedApp | undefined {
@@ -77,11 +58,6 @@ export interface WebhookRouterDeps {
   events?: RuntimeEvents;
 }
 
-function header(headers: Headers, name: string): string | null {
-  const value = headers.get(name)?.trim();
-  return value ? value : null;
-}
-
 export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   app.post(
@@ -97,17 +73,10 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
       if (!signer) throw new UnauthorizedError('Invalid webhook signature');
 
-      const h = c.req.raw.headers;
-      const topic = header(h, 'x-shopify-topic');
-      const shopHeader = header(h, 'x-shopify-shop-domain');
-      const webhookId = header(h, 'x-shopify-webhook-id');
-      if (!topic || !/^[a-z0-9_]+\/[a-z0-9_]+$/.test(topic)) throw new InvalidInputError('X-Shopify-Topic: missing or not a topic', { field: 'X-Shopify-Topic' });
-      const shop = normalizeShopDomain(shopHeader);
-      if (!shop) throw new InvalidInputError('X-Shopify-Shop-Domain: missing or not a shop domain', { field: 'X-Shopify-Shop-Domain' });
-      if (!webhookId || webhookId.length > 255) throw new InvalidInputError('X-Shopify-Webhook-Id: missing', { field: 'X-Shopify-Webhook-Id' });
-      const eventId = header(h, 'x-shopify-event-id');
-      const triggeredAtRaw = header(h, 'x-shopify-triggered-at');
-      const triggeredAt = triggeredAtRaw && !Number.isNaN(Date.parse(triggeredAtRaw)) ? new Date(triggeredAtRaw).toISOString() : null;
+      const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
+      const topic = h['X-Shopify-Topic'];
+      const shop = h['X-Shopify-Shop-Domain'];
+      const webhookId = h['X-Shopify-Webhook-Id'];
       let payload: unknown;
       try {
         payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
@@ -115,7 +84,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
         throw new InvalidInputError('Webhook body must be JSON');
       }
 
-      const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: eventId?.slice(0, 255) ?? null, shop, topic, runId: null };
+      const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: h['X-Shopify-Event-Id'], shop, topic, runId: null };
       const flowName = webhookFlowName(topic);
       const log = { appHandle: signer.handle, shop, topic, webhookId };
       const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
@@ -126,7 +95,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
         received(false, !fresh, null);
         return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
       }
-      const input: WebhookInput = { topic, webhookId, eventId: delivery.eventId, triggeredAt, apiVersion: header(h, 'x-shopify-api-version'), payload };
+      const input: WebhookInput = { topic, webhookId, eventId: delivery.eventId, triggeredAt: h['X-Shopify-Triggered-At'], apiVersion: h['X-Shopify-Api-Version'], payload };
       try {
         const { runId } = await deps.dispatch({
           appHandle: signer.handle,

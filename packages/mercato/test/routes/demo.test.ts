@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../src/db/testing.ts';
-import { saveInstallation } from '../../src/platform/installations.ts';
+import { saveInstallation } from '../../src/platform/store.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { serve } from '../../src/serve.ts';

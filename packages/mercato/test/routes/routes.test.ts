@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { describeEngines } from '../../src/db/testing.ts';
-import { markUninstalled, saveInstallation } from '../../src/platform/installations.ts';
+import { markUninstalled, saveInstallation } from '../../src/platform/store.ts';
 import { saveProviderConfig } from '../../src/providers/save.ts';
 import { FlowConcurrencyError } from '../../src/routes/errors.ts';
 import { RouteLoadError, compareRoutePaths, findRouteFiles, loadRoutes, routePathOf } from '../../src/routes/loader.ts';

@@ -1,10 +1,14 @@
 /**
- * The installations store: every SQL statement on `installations`. The access token goes in and out only through the
- * secrets module, bound to its row (`installation:<app>:<shop>`), so a token copied to another row fails to decrypt.
+ * The platform store: every SQL statement of the platform capability.
+ * - `installations`: the access token goes in and out only through the secrets module, bound to its row
+ *   (`installation:<app>:<shop>`), so a token copied to another row fails to decrypt;
+ * - `webhook_deliveries`: the dedupe record of an accepted webhook;
+ * - the shop data sweep of redact.ts: the tenant tables of the schema, and the delete of one tenant's rows in one;
+ * - the session advisory locks of install-lock.ts (PostgreSQL, on a dedicated connection).
  */
-import { sql } from 'drizzle-orm';
-import type { Database } from '../db/engine.ts';
-import { type Exec, isoTs, tenantWhere } from '../db/sql.ts';
+import { type SQL, sql } from 'drizzle-orm';
+import type { Database, DedicatedSession } from '../db/engine.ts';
+import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import type { Secrets, StoredSecret } from '../secrets/types.ts';
 
 export type InstallationStatus = 'active' | 'uninstalled';
@@ -77,4 +81,75 @@ export async function markUninstalled(exec: Exec, appHandle: string, shop: strin
 export async function deleteInstallation(exec: Exec, appHandle: string, shop: string): Promise<number> {
   const rows = await exec(sql`delete from installations where ${tenantWhere({ appHandle, shop })} returning shop`);
   return rows.length;
+}
+
+// ---- webhook deliveries
+
+export interface WebhookDeliveryRecord {
+  appHandle: string;
+  webhookId: string;
+  eventId: string | null;
+  shop: string;
+  topic: string;
+  runId: string | null;
+}
+
+/** Records an accepted delivery; false when its webhook id (or event id for the topic) was already accepted. */
+export async function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
+  const rows = await exec(sql`
+    insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
+    values (${d.appHandle}, ${d.webhookId}, ${d.eventId}, ${d.shop}, ${d.topic}, ${d.runId}::uuid)
+    on conflict do nothing
+    returning webhook_id`);
+  return rows.length > 0;
+}
+
+// ---- shop data sweep (redact.ts)
+
+/** A table of the schema with both `app_handle` and `shop` columns. */
+export interface TenantTable {
+  table: string;
+  hasRunId: boolean;
+}
+
+/** Table names the sweep accepts: plain lower-case identifiers, safe to quote into a statement. */
+const PLAIN_TABLE_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** Every table of the current schema that has `app_handle` and `shop` columns (plain lower-case names only), by name. */
+export async function tenantTables(exec: Exec): Promise<TenantTable[]> {
+  const rows = await exec<TenantTable>(sql`
+    select table_name as "table", bool_or(column_name = 'run_id') as "hasRunId"
+    from information_schema.columns
+    where table_schema = current_schema()
+    group by table_name
+    having bool_or(column_name = 'app_handle') and bool_or(column_name = 'shop')
+    order by table_name`);
+  return rows.filter((r) => PLAIN_TABLE_NAME.test(r.table));
+}
+
+/**
+ * Deletes the tenant's rows of one tenant table; returns how many. `keepRunId` keeps that run (in `runs`) and the rows
+ * of a table with a `run_id` column that belong to it. Rejects with the driver's error (a foreign key violation, 23503,
+ * when other rows still reference these).
+ */
+export async function deleteTenantRows(exec: Exec, t: TenantTable, scope: Tenant<string> & { keepRunId?: string }): Promise<number> {
+  if (!PLAIN_TABLE_NAME.test(t.table)) throw new Error(`Not a plain table name: ${JSON.stringify(t.table)}`);
+  let keep: SQL = sql``;
+  if (scope.keepRunId && t.table === 'runs') keep = sql` and id <> ${scope.keepRunId}::uuid`;
+  else if (scope.keepRunId && t.hasRunId) keep = sql` and run_id is distinct from ${scope.keepRunId}::uuid`;
+  const rows = await exec(sql`delete from ${sql.raw(`"${t.table}"`)} where ${tenantWhere(scope)}${keep} returning 1 as x`);
+  return rows.length;
+}
+
+// ---- installation locks (install-lock.ts, PostgreSQL)
+
+/** `pg_try_advisory_lock` on the session: true when this session now holds the lock of `id` (never waits). */
+export async function tryAdvisoryLock(session: DedicatedSession, id: string): Promise<boolean> {
+  const [row] = await session.query<{ locked: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as locked', [id]);
+  return row?.locked === true;
+}
+
+/** Releases the session's advisory lock of `id`. */
+export async function advisoryUnlock(session: DedicatedSession, id: string): Promise<void> {
+  await session.query('select pg_advisory_unlock(hashtextextended($1, 0))', [id]);
 }
