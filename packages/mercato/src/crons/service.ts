@@ -1,5 +1,5 @@
 /**
- * What other capabilities call (the admin API here; MCP's service.crons.list / service.crons.set_enabled later):
+ * What other capabilities call (the admin API, and MCP's service.crons.list / service.crons.set_enabled through mcp/wiring.ts):
  * listing the configured crons with a tenant's enabled state, and storing a tenant's override.
  */
 import type { CronEntry, CronShops } from '../app/types.ts';
