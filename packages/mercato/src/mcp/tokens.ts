@@ -7,6 +7,7 @@ import type { Database } from '../db/engine.ts';
 import type { AuthCache, AuthEntry } from './auth-cache.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
+import { bearerToken } from '../http/auth.ts';
 import { parseInput } from '../input.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
 import { CREATE_NOT_AN_OBJECT, PATCH_NOT_AN_OBJECT, PERMISSIONS_NOT_AN_OBJECT, createTokenBody, patchTokenBody, permissionsBody } from './schemas.ts';
@@ -73,7 +74,6 @@ export type AuthResult =
   | { ok: true; token: { id: string; appHandle: string; shop: string; name: string; permissions: string[] } }
   | { ok: false; status: 401 | 403; message: string };
 
-const BEARER_RE = /^Bearer +(\S+) *$/i;
 const INVALID = 'Unknown or invalid MCP token';
 
 export function createTokenService(deps: TokenServiceDeps) {
@@ -170,9 +170,8 @@ export function createTokenService(deps: TokenServiceDeps) {
     /** Checks an Authorization header: 401 for missing, malformed, unknown or invalid; 403 for disabled, revoked, expired. */
     async authenticate(header: string | undefined): Promise<AuthResult> {
       if (header === undefined || header.trim() === '') return { ok: false, status: 401, message: 'Missing bearer token' };
-      const match = BEARER_RE.exec(header);
-      if (!match) return { ok: false, status: 401, message: 'Authorization must be "Bearer <MCP token>"' };
-      const secret = match[1]!;
+      const secret = bearerToken(header);
+      if (!secret) return { ok: false, status: 401, message: 'Authorization must be "Bearer <MCP token>"' };
       const id = tokenIdOf(secret);
       if (!id) return { ok: false, status: 401, message: 'Malformed MCP token' };
       const entry = await load(id);
