@@ -1,5 +1,4 @@
 /** Test scaffolding for http/: a hand-made platform, a captured pino logger and a started server. */
-import { Writable } from 'node:stream';
 import type { ResolvedApp, ResolvedPlatform } from '../../src/app/platform.ts';
 import type { PageKey, PageMode } from '../../src/app/types.ts';
 import { DEFAULT_PAGES } from '../../src/app/defaults.ts';
@@ -7,8 +6,9 @@ import { type StartedHttpServer, type HttpAppOptions, createHttpApp, startHttpSe
 import { signSessionToken } from '../../src/http/session-token.ts';
 import type { HttpRuntime } from '../../src/http/types.ts';
 import { type Logger, createLogger } from '../../src/logger.ts';
+import { SHOP } from '../kit/index.ts';
 
-export const SHOP = 'demo-1.myshopify.com';
+export { SHOP };
 
 export function makeApp(handle: string, apiKey: string, apiSecret: string): ResolvedApp {
   return { handle, apiKey, apiSecret, appUrl: null };
@@ -28,16 +28,7 @@ export function makePlatform(apps: ResolvedApp[], mode: 'single' | 'multi' = app
 export const DEFAULT_APP = makeApp('default', 'key-default-0001', 'secret-default-0001');
 
 /** A pino logger writing JSON lines into `lines` (parsed). */
-export function capturingLogger(level = 'debug'): { logger: Logger; lines: Array<Record<string, any>> } {
-  const lines: Array<Record<string, any>> = [];
-  const destination = new Writable({
-    write(chunk, _encoding, callback) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      callback();
-    },
-  });
-  return { logger: createLogger({ level, destination }), lines };
-}
+export { capturingLogger } from '../kit/index.ts';
 
 export interface TestServerOptions extends HttpAppOptions {
   platform?: ResolvedPlatform;
