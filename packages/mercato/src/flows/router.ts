@@ -7,7 +7,7 @@ import { parseInput } from '../input.ts';
 import type { DispatchFn } from './dispatch.ts';
 import { mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { BULK_DELETE_NOT_AN_OBJECT, RUN_FLOW_NOT_AN_OBJECT, bulkDeleteBody, retryQuery, runFlowBody, runListQuery } from './schemas.ts';
+import { RUN_FLOW_NOT_AN_OBJECT, bulkDeleteBody, retryQuery, runFlowBody, runListQuery } from './schemas.ts';
 import type { RunService } from './service.ts';
 import type { ResolvedConfig, RetryPolicy } from '../app/types.ts';
 
@@ -60,7 +60,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   const runs = new Hono<ApiEnv>();
   runs.get('/', async (c) => c.json(await deps.runs.list(c.get('tenant'), parseInput(runListQuery, c.req.query(), { unknownKey: 'query parameter' }))));
   runs.post('/bulk-delete', async (c) => {
-    const { ids } = parseInput(bulkDeleteBody, await readJsonBody(c), { notAnObject: BULK_DELETE_NOT_AN_OBJECT });
+    const { ids } = parseInput(bulkDeleteBody, await readJsonBody(c));
     return c.json(await deps.runs.bulkDelete(c.get('tenant'), ids));
   });
   runs.get('/:id', async (c) => {

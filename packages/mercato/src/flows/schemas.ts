@@ -94,20 +94,25 @@ export const retryQuery = z.object({
     .transform((mode): RetryMode => (mode === 'reset' ? 'reset' : 'resume')),
 });
 
-/** POST /api/runs/bulk-delete: `{ ids: [<run id>, …] }`, 1 to 100 ids (duplicates count once). */
-export const bulkDeleteBody = z
-  .object({
-    ids: z
-      .array(z.unknown(), { error: 'must be an array of run ids' })
-      .min(1, { error: 'must not be empty' })
-      .max(MAX_BULK_DELETE, { error: (issue) => `at most ${MAX_BULK_DELETE} ids per request (got ${(issue.input as unknown[]).length})` }),
-  })
-  .superRefine((body, ctx) => {
-    const bad = body.ids.findIndex((v) => !isUuid(v));
-    if (bad !== -1) ctx.addIssue({ code: 'custom', path: [`ids[${bad}]`], message: 'not a run id (UUID)' });
-  })
-  .transform((body) => ({ ids: [...new Set(body.ids as string[])] }));
-export const BULK_DELETE_NOT_AN_OBJECT = 'ids: must be an array of run ids';
+/**
+ * POST /api/runs/bulk-delete: `{ ids: [<run id>, …] }`, 1 to 100 ids (duplicates count once). A body that is not an
+ * object is read as one without `ids`.
+ */
+export const bulkDeleteBody = z.preprocess(
+  (body) => (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}),
+  z
+    .object({
+      ids: z
+        .array(z.unknown(), { error: 'must be an array of run ids' })
+        .min(1, { error: 'must not be empty' })
+        .max(MAX_BULK_DELETE, { error: (issue) => `at most ${MAX_BULK_DELETE} ids per request (got ${(issue.input as unknown[]).length})` }),
+    })
+    .superRefine((body, ctx) => {
+      const bad = body.ids.findIndex((v) => !isUuid(v));
+      if (bad !== -1) ctx.addIssue({ code: 'custom', path: [`ids[${bad}]`], message: 'not a run id (UUID)' });
+    })
+    .transform((body) => ({ ids: [...new Set(body.ids as string[])] })),
+);
 
 /** GET /api/runs/:id/watch?since=<version>&timeout=<seconds>. */
 export const watchQuery = z.strictObject({
