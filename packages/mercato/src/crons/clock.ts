@@ -2,9 +2,8 @@
  * The scheduler's notion of "now". Production reads the database clock, so every replica agrees on the time whatever
  * its own clock says; tests use a manual clock and drive the scheduler with `tick(now)`, never waiting for real minutes.
  */
-import { sql } from 'drizzle-orm';
 import type { Database } from '../db/engine.ts';
-import { isoTs } from '../db/sql.ts';
+import { databaseNow } from '../db/sql.ts';
 
 export interface Clock {
   now(): Promise<Date>;
@@ -13,10 +12,7 @@ export interface Clock {
 /** `select now()` on the database (the time of the statement's transaction, identical for every replica). */
 export function databaseClock(db: Pick<Database, 'query'>): Clock {
   return {
-    async now() {
-      const [row] = await db.query<{ now: string }>(sql`select ${isoTs('now()')} as now`);
-      return new Date(row!.now);
-    },
+    now: () => databaseNow(db),
   };
 }
 

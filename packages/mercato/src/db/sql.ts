@@ -3,6 +3,7 @@
  * projection and the id helpers. Statements are drizzle `sql` templates; rows come back as plain objects.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import type { Database } from './engine.ts';
 
 /**
  * Runs one statement and returns its rows: `db.query` outside a transaction, or the `exec` that `db.transaction(fn)`
@@ -48,4 +49,10 @@ export function uuidList(ids: readonly string[]): SQL {
     ids.map((id) => sql`${id}::uuid`),
     sql`, `,
   );
+}
+
+/** The database clock: `now()` of the statement's transaction, identical for every process that asks the same server. */
+export async function databaseNow(db: Pick<Database, 'query'>): Promise<Date> {
+  const [row] = await db.query<{ now: string }>(sql`select ${isoTs('now()')} as now`);
+  return new Date(row!.now);
 }

@@ -1,7 +1,7 @@
 /**
  * The architecture's rules, checked on the source (docs/architecture.md, "Rules between folders"): no import cycle
  * between the top-level folders of src/ (type imports included), only the composition files know the Runtime, nothing
- * outside db/ touches the ORM handle, and no router reaches the database.
+ * outside db/ touches the ORM handle, no router reaches the database, and SQL is written only in stores (and db/).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
@@ -88,5 +88,20 @@ describe('architecture rules', () => {
   it('nothing outside db/ touches the ORM handle', () => {
     const offenders = files.filter((f) => !f.rel.startsWith('db/') && /\.orm\b/.test(f.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map((f) => f.rel);
     expect(offenders).toEqual([]);
+  });
+
+  it('no router imports the database: routers call services built by their factories', () => {
+    const routers = files.filter((f) => /(^|\/|-)router\.ts$/.test(f.rel));
+    expect(routers.length).toBeGreaterThan(8);
+    const offenders = imports.filter((i) => routers.some((r) => r.rel === i.from) && (i.to === 'db/engine.ts' || i.to === 'db/sql.ts')).map((i) => `${i.from} → ${i.to}`);
+    expect(offenders).toEqual([]);
+  });
+
+  it('SQL is written only in store modules, db/, the log query compiler and the table definitions', () => {
+    const allowed = (rel: string) => rel.startsWith('db/') || /(^|\/)store(\/|\.ts$)/.test(rel) || rel.endsWith('/schema.ts') || rel === 'logs/compile.ts';
+    const writesSql = (text: string) => /\bsql`|\bsql\.raw\(/.test(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''));
+    const offenders = files.filter((f) => !allowed(f.rel) && writesSql(f.text)).map((f) => f.rel);
+    expect(offenders).toEqual([]);
+    expect(files.filter((f) => /(^|\/)store(\/|\.ts$)/.test(f.rel) && writesSql(f.text)).length).toBeGreaterThan(6);
   });
 });
