@@ -58,7 +58,14 @@ async function startWorkers(url: string, count: number): Promise<ChildProcess[]>
     Array.from({ length: count }, async () => {
       const child = spawn(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
         cwd: ROOT,
-        env: { ...process.env, DATABASE_URL: url, PLATFORM_API_KEY: 'bench-key', PLATFORM_API_SECRET: 'bench-secret', LOG_LEVEL: 'warn', BENCH_CONCURRENCY: String(CONCURRENCY) },
+        env: {
+          ...process.env,
+          DATABASE_URL: url,
+          PLATFORM_API_KEY: 'bench-key',
+          PLATFORM_API_SECRET: 'bench-secret',
+          LOG_LEVEL: 'warn',
+          BENCH_CONCURRENCY: String(CONCURRENCY),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       children.add(child);
@@ -96,7 +103,9 @@ async function stopWorkers() {
 // Helpers on the bench database
 
 async function resetTables(db: Database) {
-  const tables = await db.query<{ tablename: string }>(sql`select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`);
+  const tables = await db.query<{ tablename: string }>(
+    sql`select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`,
+  );
   if (tables.length > 0) await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} cascade`);
 }
 
@@ -124,7 +133,11 @@ async function waitForRun(db: Database, runId: string) {
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 // ---------------------------------------------------------------------------------------------
 // (i) throughput
@@ -155,7 +168,9 @@ async function throughput(db: Database, runtime: Runtime, url: string, workers: 
     }
     await sleep(50);
   }
-  const [span] = await db.query<{ seconds: number }>(sql`select extract(epoch from (max(finished_at) - min(started_at)))::float8 as seconds from runs`);
+  const [span] = await db.query<{ seconds: number }>(
+    sql`select extract(epoch from (max(finished_at) - min(started_at)))::float8 as seconds from runs`,
+  );
   await stopWorkers();
   const perSecond = RUNS / span.seconds;
   progress(`${workers} worker(s): ${RUNS} runs in ${span.seconds.toFixed(2)} s → ${perSecond.toFixed(0)} runs/s`);
@@ -174,7 +189,9 @@ async function latency(db: Database, runtime: Runtime) {
     await sleep(20 + Math.random() * 40); // the worker finishes its post-run poll and goes idle
     const runId = await dispatch('oneStep', { n: i });
     await waitForRun(db, runId);
-    const [row] = await db.query<{ ms: number }>(sql`select extract(epoch from (started_at - created_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`);
+    const [row] = await db.query<{ ms: number }>(
+      sql`select extract(epoch from (started_at - created_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`,
+    );
     if (i >= warmup) samples.push(row.ms);
     if ((i + 1 - warmup) % 50 === 0 && i >= warmup) progress(`latency: ${i + 1 - warmup}/${LATENCY_SAMPLES} samples`);
   }
@@ -189,7 +206,9 @@ async function checkpointOverhead(db: Database, runtime: Runtime) {
     for (let i = 0; i < OVERHEAD_RUNS; i++) {
       const runId = await dispatch(flowName);
       await waitForRun(db, runId);
-      const [row] = await db.query<{ ms: number }>(sql`select extract(epoch from (finished_at - started_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`);
+      const [row] = await db.query<{ ms: number }>(
+        sql`select extract(epoch from (finished_at - started_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`,
+      );
       values.push(row.ms);
     }
     progress(`checkpoints: ${OVERHEAD_RUNS} runs of ${flowName}, median ${median(values).toFixed(2)} ms`);
@@ -270,11 +289,27 @@ async function main() {
     const pg = await pgbench();
 
     const rows: Array<[string, string, string]> = [
-      [`1-step runs/s, 1 worker process (concurrency ${CONCURRENCY})`, `${one.toFixed(0)} runs/s`, `${((one / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`],
-      [`1-step runs/s, 2 worker processes (concurrency ${CONCURRENCY} each)`, `${two.toFixed(0)} runs/s`, `${((two / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`],
-      ['dispatch → start latency p50 (idle worker)', `${lat.p50.toFixed(2)} ms`, `target ≤ ${TARGET_P50_MS} ms: ${lat.p50 <= TARGET_P50_MS ? 'met' : 'NOT MET'}`],
+      [
+        `1-step runs/s, 1 worker process (concurrency ${CONCURRENCY})`,
+        `${one.toFixed(0)} runs/s`,
+        `${((one / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`,
+      ],
+      [
+        `1-step runs/s, 2 worker processes (concurrency ${CONCURRENCY} each)`,
+        `${two.toFixed(0)} runs/s`,
+        `${((two / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`,
+      ],
+      [
+        'dispatch → start latency p50 (idle worker)',
+        `${lat.p50.toFixed(2)} ms`,
+        `target ≤ ${TARGET_P50_MS} ms: ${lat.p50 <= TARGET_P50_MS ? 'met' : 'NOT MET'}`,
+      ],
       ['dispatch → start latency p99 (idle worker)', `${lat.p99.toFixed(2)} ms`, `max ${lat.max.toFixed(2)} ms`],
-      ['step checkpoint overhead', `${ckpt.perStep.toFixed(3)} ms/step`, `run of 100 steps ${ckpt.hundred.toFixed(1)} ms vs. no steps ${ckpt.none.toFixed(1)} ms`],
+      [
+        'step checkpoint overhead',
+        `${ckpt.perStep.toFixed(3)} ms/step`,
+        `run of 100 steps ${ckpt.hundred.toFixed(1)} ms vs. no steps ${ckpt.none.toFixed(1)} ms`,
+      ],
       ['pgbench TPC-B-like (-c 2 -j 2)', `${pg.tpcb.toFixed(0)} tps`, 'same server, same machine'],
       ['pgbench select-only (-S -c 2 -j 2)', `${pg.select.toFixed(0)} tps`, 'same server, same machine'],
     ];

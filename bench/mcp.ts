@@ -103,9 +103,17 @@ interface Load {
 }
 
 function load(url: string, secret: string, message: unknown): Promise<Load> {
-  const headers = { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+  const headers = {
+    authorization: `Bearer ${secret}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  };
   return new Promise((resolve, reject) => {
-    const worker = new Worker(LOAD, { eval: true, workerData: { url, headers, body: JSON.stringify(message), clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS } });
+    const worker = new Worker(LOAD, {
+      eval: true,
+      workerData: { url, headers, body: JSON.stringify(message), clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS },
+    });
     worker.once('message', (m: { error?: string; count: number; elapsed: number; p50: number; p99: number }) => {
       void worker.terminate();
       if (m.error) reject(new Error(m.error));
@@ -137,7 +145,11 @@ async function openEngine(): Promise<{ db: Database; label: string; cleanup: () 
     }
   };
   await admin(`create database ${name}`);
-  const db = await openDatabase({ url: Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString(), poolSize: 10, applicationName: 'mercato-bench' });
+  const db = await openDatabase({
+    url: Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString(),
+    poolSize: 10,
+    applicationName: 'mercato-bench',
+  });
   const [row] = await db.query<{ v: string }>(sql`select current_setting('server_version') as v`);
   return {
     db,
@@ -153,7 +165,9 @@ async function main() {
   const engine = await openEngine();
   let runtime: Runtime | undefined;
   try {
-    console.log(`Mercato MCP benchmark on ${engine.label}; ${cpus().length} CPU(s), Node ${process.version}; ${CLIENTS} keep-alive clients, ${SECONDS} s per figure`);
+    console.log(
+      `Mercato MCP benchmark on ${engine.label}; ${cpus().length} CPU(s), Node ${process.version}; ${CLIENTS} keep-alive clients, ${SECONDS} s per figure`,
+    );
     runtime = await createRuntime({
       instance,
       projectDir: tmpdir(),
@@ -172,7 +186,12 @@ async function main() {
     await load(url, secret, { jsonrpc: '2.0', id: 1, method: 'ping' }); // warm-up of the whole path (JIT, connections)
     const ping = await load(url, secret, { jsonrpc: '2.0', id: 1, method: 'ping' });
     const list = await load(url, secret, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    const call = await load(url, secret, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bench.echo', arguments: { word: 'hello' } } });
+    const call = await load(url, secret, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'bench.echo', arguments: { word: 'hello' } },
+    });
     const [{ audits }] = await engine.db.query<{ audits: number }>(sql`select count(*)::int as audits from mcp_audits`);
 
     console.log('(ii) authentication cost');
@@ -190,12 +209,32 @@ async function main() {
 
     const rows: Array<[string, string, string]> = [
       ['ping (authenticated)', `${ping.rps.toFixed(0)} req/s`, `p50 ${ping.p50.toFixed(2)} ms, p99 ${ping.p99.toFixed(2)} ms`],
-      ['tools/list', `${list.rps.toFixed(0)} req/s`, `p50 ${list.p50.toFixed(2)} ms, p99 ${list.p99.toFixed(2)} ms; target ≥ ${TARGET_LIST_RPS}/s: ${list.rps >= TARGET_LIST_RPS ? 'met' : 'NOT MET'}`],
-      ['tools/call (string tool, audited)', `${call.rps.toFixed(0)} req/s`, `p50 ${call.p50.toFixed(2)} ms, p99 ${call.p99.toFixed(2)} ms; ${audits} audit rows written`],
-      ['authentication, known token (cached row)', `${authUs.toFixed(1)} µs/request`, 'HMAC-SHA256 + constant-time compare + checks; no database read'],
-      ['authentication, row read from the database', `${missUs.toFixed(0)} µs/request`, 'the same plus one primary-key read (first request, or every 2 s)'],
+      [
+        'tools/list',
+        `${list.rps.toFixed(0)} req/s`,
+        `p50 ${list.p50.toFixed(2)} ms, p99 ${list.p99.toFixed(2)} ms; target ≥ ${TARGET_LIST_RPS}/s: ${list.rps >= TARGET_LIST_RPS ? 'met' : 'NOT MET'}`,
+      ],
+      [
+        'tools/call (string tool, audited)',
+        `${call.rps.toFixed(0)} req/s`,
+        `p50 ${call.p50.toFixed(2)} ms, p99 ${call.p99.toFixed(2)} ms; ${audits} audit rows written`,
+      ],
+      [
+        'authentication, known token (cached row)',
+        `${authUs.toFixed(1)} µs/request`,
+        'HMAC-SHA256 + constant-time compare + checks; no database read',
+      ],
+      [
+        'authentication, row read from the database',
+        `${missUs.toFixed(0)} µs/request`,
+        'the same plus one primary-key read (first request, or every 2 s)',
+      ],
       ['authentication, HMAC + compare only', `${hmacUs.toFixed(2)} µs/request`, 'the cryptographic part'],
-      ['a password hash instead (scrypt N=16384)', `${(scryptUs / 1000).toFixed(1)} ms/request`, `${(scryptUs / hmacUs).toFixed(0)}× the HMAC, blocking the event loop`],
+      [
+        'a password hash instead (scrypt N=16384)',
+        `${(scryptUs / 1000).toFixed(1)} ms/request`,
+        `${(scryptUs / hmacUs).toFixed(0)}× the HMAC, blocking the event loop`,
+      ],
     ];
     const w0 = Math.max(...rows.map((r) => r[0].length));
     const w1 = Math.max(...rows.map((r) => r[1].length));

@@ -78,7 +78,9 @@ async function load(db: Database) {
   const [big] = await db.query<{ id: string }>(sql`
     insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status, attempt)
     values ('default', ${shopOf(1)}, 'syncOrders', 'api', '{}'::jsonb, '{}'::jsonb, 'completed', 2) returning id`);
-  log(`Loading ${LOG_LINES.toLocaleString('en')} log lines into run ${big.id} and ${OTHER_LOG_LINES.toLocaleString('en')} into 100 other runs…`);
+  log(
+    `Loading ${LOG_LINES.toLocaleString('en')} log lines into run ${big.id} and ${OTHER_LOG_LINES.toLocaleString('en')} into 100 other runs…`,
+  );
   const lines = (runId: SQLRunId, from: number, to: number) => sql`
     insert into logs (run_id, app_handle, shop, level, message, data, step, attempt, created_at)
     select ${runId}, 'default', ${shopOf(1)},
@@ -120,7 +122,12 @@ interface Row {
   rows: string;
 }
 
-async function measure(base: string, scenario: string, samples: number, path: (i: number) => { path: string; shop: string }): Promise<Omit<Row, 'group'>> {
+async function measure(
+  base: string,
+  scenario: string,
+  samples: number,
+  path: (i: number) => { path: string; shop: string },
+): Promise<Omit<Row, 'group'>> {
   const times: number[] = [];
   let rows = '';
   for (let i = -20; i < samples; i++) {
@@ -145,7 +152,8 @@ async function measure(base: string, scenario: string, samples: number, path: (i
 async function explain(db: Database, label: string, statement: ReturnType<typeof sql>) {
   const plan = await db.query<{ 'QUERY PLAN': string }>(sql`explain (analyze, buffers off, costs off) ${statement}`);
   log(`  EXPLAIN ${label}:`);
-  for (const line of plan.map((r) => r['QUERY PLAN']).filter((l) => /Scan|Limit|Sort|Aggregate|Execution Time/.test(l))) log(`    ${line.trim()}`);
+  for (const line of plan.map((r) => r['QUERY PLAN']).filter((l) => /Scan|Limit|Sort|Aggregate|Execution Time/.test(l)))
+    log(`    ${line.trim()}`);
 }
 
 async function main() {
@@ -168,7 +176,9 @@ async function main() {
     const bigRun = reuse
       ? (await db.query<{ run_id: string }>(sql`select run_id from logs group by run_id order by count(*) desc limit 1`))[0].run_id
       : await load(db);
-    const [{ runs, logs }] = await db.query<{ runs: number; logs: number }>(sql`select (select count(*) from runs)::int as runs, (select count(*) from logs)::int as logs`);
+    const [{ runs, logs }] = await db.query<{ runs: number; logs: number }>(
+      sql`select (select count(*) from runs)::int as runs, (select count(*) from logs)::int as logs`,
+    );
     log(`Rows: ${runs.toLocaleString('en')} runs, ${logs.toLocaleString('en')} log lines`);
 
     // A stub of the platform's token exchange, so each shop's installation on first contact succeeds at once.
@@ -181,7 +191,13 @@ async function main() {
 
     // The server runs in a process of its own, as in production; this process only sends requests and times them.
     const child = spawn(process.execPath, ['--import', 'tsx', SERVER_SCRIPT], {
-      env: { ...process.env, DATABASE_URL: url, PLATFORM_API_KEY: API_KEY, PLATFORM_API_SECRET: API_SECRET, PLATFORM_ORIGIN: platformOrigin },
+      env: {
+        ...process.env,
+        DATABASE_URL: url,
+        PLATFORM_API_KEY: API_KEY,
+        PLATFORM_API_SECRET: API_SECRET,
+        PLATFORM_ORIGIN: platformOrigin,
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const server = { url: await readyUrl(child) };
@@ -193,25 +209,40 @@ async function main() {
     // Steady state: every tenant has made its first contact (installation) before timing starts.
     await timed(`first contact of ${TENANTS} tenants`, async () => {
       for (let i = 0; i < TENANTS; i++) {
-        const res = await fetch(`${server.url}/api/runs?limit=1`, { headers: { authorization: `Bearer ${signSessionToken({ apiKey: API_KEY, apiSecret: API_SECRET, shop: shopOf(i) })}` } });
+        const res = await fetch(`${server.url}/api/runs?limit=1`, {
+          headers: { authorization: `Bearer ${signSessionToken({ apiKey: API_KEY, apiSecret: API_SECRET, shop: shopOf(i) })}` },
+        });
         if (res.status !== 200) throw new Error(`first contact of ${shopOf(i)}: ${res.status}`);
         await res.arrayBuffer();
       }
     });
 
     const shop = (i: number) => shopOf((i * 7919 + 13) % TENANTS);
-    const [{ id: someId }] = await db.query<{ id: string }>(sql`select id from runs where shop = ${shopOf(5)} order by created_at desc offset 10 limit 1`);
+    const [{ id: someId }] = await db.query<{ id: string }>(
+      sql`select id from runs where shop = ${shopOf(5)} order by created_at desc offset 10 limit 1`,
+    );
     log('\nRun list plans (tenant shop-0005):');
     const tenant = sql`app_handle = 'default' and shop = ${shopOf(5)}`;
     await explain(db, 'list', sql`select id from runs where ${tenant} order by created_at desc nulls last, id desc nulls last limit 50`);
     await explain(db, 'list count', sql`select count(*) from runs where ${tenant}`);
-    await explain(db, 'status=failed', sql`select id from runs where ${tenant} and status = 'failed' order by created_at desc nulls last, id desc nulls last limit 50`);
+    await explain(
+      db,
+      'status=failed',
+      sql`select id from runs where ${tenant} and status = 'failed' order by created_at desc nulls last, id desc nulls last limit 50`,
+    );
     // search=sync as list.ts runs it: no status contains "sync" and it cannot be part of a UUID, so only the flow name is compared.
-    await explain(db, 'search=sync', sql`select id from runs where ${tenant} and flow_name ilike '%sync%' order by created_at desc nulls last, id desc nulls last limit 50`);
+    await explain(
+      db,
+      'search=sync',
+      sql`select id from runs where ${tenant} and flow_name ilike '%sync%' order by created_at desc nulls last, id desc nulls last limit 50`,
+    );
 
     const results: Row[] = [];
     const list = async (scenario: string, query: string, shopFor: (i: number) => string = shop) =>
-      results.push({ group: 'GET /api/runs', ...(await measure(server.url, scenario, LIST_SAMPLES, (i) => ({ path: `/api/runs?${query}`, shop: shopFor(i) }))) });
+      results.push({
+        group: 'GET /api/runs',
+        ...(await measure(server.url, scenario, LIST_SAMPLES, (i) => ({ path: `/api/runs?${query}`, shop: shopFor(i) }))),
+      });
     log('\nMeasuring run lists…');
     await list('limit=50', 'limit=50');
     await list('limit=50&offset=500', 'limit=50&offset=500');
@@ -219,11 +250,17 @@ async function main() {
     await list('search=<partial run id>', `limit=50&search=${someId.slice(0, 13)}`, () => shopOf(5));
     await list('status=failed', 'limit=50&status=failed');
     await list('search=reconcile&status=failed', 'limit=50&search=reconcile&status=failed');
-    await list('from/to (7 days)', `limit=50&from=${new Date(Date.now() - 14 * 86_400_000).toISOString()}&to=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`);
+    await list(
+      'from/to (7 days)',
+      `limit=50&from=${new Date(Date.now() - 14 * 86_400_000).toISOString()}&to=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`,
+    );
 
     log(`Measuring log search over ${LOG_LINES.toLocaleString('en')} lines…`);
     const logsQ = async (scenario: string, query: string) =>
-      results.push({ group: 'GET /api/runs/:id/logs', ...(await measure(server.url, scenario, LOG_SAMPLES, () => ({ path: `/api/runs/${bigRun}/logs?${query}`, shop: shopOf(1) }))) });
+      results.push({
+        group: 'GET /api/runs/:id/logs',
+        ...(await measure(server.url, scenario, LOG_SAMPLES, () => ({ path: `/api/runs/${bigRun}/logs?${query}`, shop: shopOf(1) }))),
+      });
     const q = (s: string) => `q=${encodeURIComponent(s)}`;
     await logsQ('no query (newest 50)', 'limit=50');
     await logsQ('text, rare: timeout', q('timeout'));

@@ -114,7 +114,12 @@ try {
     }
     writeFileSync(file, original);
     await stop(b.child);
-    process.stdout.write(`round ${round}/${RUNS}: fresh ${fresh.at(-1)!.toFixed(0)} ms, warm ${warm.at(-1)!.toFixed(0)} ms, reloads ${reloadSeen.slice(-3).map((x) => x.toFixed(0)).join('/')} ms\n`);
+    process.stdout.write(
+      `round ${round}/${RUNS}: fresh ${fresh.at(-1)!.toFixed(0)} ms, warm ${warm.at(-1)!.toFixed(0)} ms, reloads ${reloadSeen
+        .slice(-3)
+        .map((x) => x.toFixed(0))
+        .join('/')} ms\n`,
+    );
   }
 } finally {
   writeFileSync(file, original);
@@ -124,5 +129,7 @@ console.log('\nnpm start → URLs printed');
 console.log(`  no database yet:      ${fmt(fresh)}   target ≤ 8000 ms: ${stats(fresh).median <= 8000 ? 'met' : 'NOT met'} (median)`);
 console.log(`  database exists:      ${fmt(warm)}   target ≤ 2000 ms: ${stats(warm).median <= 2000 ? 'met' : 'NOT met'} (median)`);
 console.log('mercato dev reload of the demo');
-console.log(`  save → reload line:   ${fmt(reloadSeen)}   target ≤ 1000 ms: ${stats(reloadSeen).median <= 1000 ? 'met' : 'NOT met'} (median)`);
+console.log(
+  `  save → reload line:   ${fmt(reloadSeen)}   target ≤ 1000 ms: ${stats(reloadSeen).median <= 1000 ? 'met' : 'NOT met'} (median)`,
+);
 console.log(`  as printed (build + swap): ${fmt(reloadPrinted)}`);

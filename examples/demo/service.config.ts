@@ -10,7 +10,12 @@ const crm = defineProvider({
   description: 'A customer CRM reached over HTTP',
   ui: {
     fields: {
-      baseUrl: { type: 'text', label: 'Base URL', placeholder: 'http://localhost:3000/routes/fake-crm', description: 'The demo serves a fake CRM at /routes/fake-crm (API key: demo-crm-key)' },
+      baseUrl: {
+        type: 'text',
+        label: 'Base URL',
+        placeholder: 'http://localhost:3000/routes/fake-crm',
+        description: 'The demo serves a fake CRM at /routes/fake-crm (API key: demo-crm-key)',
+      },
       apiKey: { type: 'password', label: 'API key' },
       timeoutMs: { type: 'number', label: 'Timeout (ms)', required: false },
       region: {
@@ -30,7 +35,9 @@ const crm = defineProvider({
   },
   methods: {
     async findCustomer(config: { baseUrl: string; apiKey: string }, email: string) {
-      const res = await fetch(`${config.baseUrl}/customers?email=${encodeURIComponent(email)}`, { headers: { 'x-api-key': config.apiKey } });
+      const res = await fetch(`${config.baseUrl}/customers?email=${encodeURIComponent(email)}`, {
+        headers: { 'x-api-key': config.apiKey },
+      });
       if (!res.ok) throw new Error(`CRM answered ${res.status}`);
       return (await res.json()) as { id: string; email: string } | null;
     },
@@ -45,7 +52,10 @@ const syncOrders = app.defineFlow({
   input: z.object({ since: z.string().default('1d'), dryRun: z.boolean().default(false) }),
   timeout: 5 * 60_000,
   async run(ctx, input) {
-    const orders = await ctx.step('fetch', async () => [{ id: 1001, total: 42 }, { id: 1002, total: 7 }]);
+    const orders = await ctx.step('fetch', async () => [
+      { id: 1001, total: 42 },
+      { id: 1002, total: 7 },
+    ]);
     await ctx.log.info('fetched orders', { count: orders.length, since: input.since });
     const enriched = await ctx.step('enrich', async () => {
       const result = orders.map((o) => ({ ...o, vip: o.total > 20 }));
@@ -53,7 +63,11 @@ const syncOrders = app.defineFlow({
       for (const o of result) await ctx.log.info(`order ${o.id} enriched`, { orderId: o.id, total: o.total, vip: o.vip });
       return result;
     });
-    return ctx.step('summarise', async () => ({ orders: enriched.length, vip: enriched.filter((o) => o.vip).length, dryRun: input.dryRun }));
+    return ctx.step('summarise', async () => ({
+      orders: enriched.length,
+      vip: enriched.filter((o) => o.vip).length,
+      dryRun: input.dryRun,
+    }));
   },
 });
 
@@ -112,7 +126,13 @@ export default app.defineConfig({
   crons: [
     { name: 'Nightly order sync', schedule: '0 3 * * *', flow: 'syncOrders', input: { since: '1d' }, shops: 'all' },
     { schedule: '0 8 * * 1', flow: 'sendDigest', input: { channel: 'email' }, shops: 'global', timezone: 'Europe/Paris' },
-    { name: 'Dry-run sync (demo-1 only)', schedule: '*/30 * * * *', flow: 'syncOrders', input: { since: '30m', dryRun: true }, shops: ['demo-1.myshopify.com'] },
+    {
+      name: 'Dry-run sync (demo-1 only)',
+      schedule: '*/30 * * * *',
+      flow: 'syncOrders',
+      input: { since: '30m', dryRun: true },
+      shops: ['demo-1.myshopify.com'],
+    },
   ],
   webhooks: {
     // Runs durably as `webhook:orders/create` (retried by retryPolicy). Try it in `mercato dev`:
@@ -122,7 +142,9 @@ export default app.defineConfig({
       description: 'Log each new order with the shop it belongs to',
       async handler(ctx, payload: { id: number }) {
         // ctx.admin: Admin GraphQL with the shop's offline token (throttling and retries handled by the client)
-        const { shop } = await ctx.step('shop', () => ctx.admin.request<{ shop: { name: string; currencyCode: string } }>('{ shop { name currencyCode } }', { signal: ctx.signal }));
+        const { shop } = await ctx.step('shop', () =>
+          ctx.admin.request<{ shop: { name: string; currencyCode: string } }>('{ shop { name currencyCode } }', { signal: ctx.signal }),
+        );
         await ctx.log.info('order created', { orderId: payload.id, shop: shop.name, currency: shop.currencyCode });
       },
     }),

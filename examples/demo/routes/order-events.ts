@@ -32,17 +32,23 @@ export default service.defineRoute<{ shop: string; orderId: number }>({
       const tenant = await forShop({ shop: parsed.shop });
       return { shop: tenant.shop, orderId: parsed.orderId };
     } catch (error) {
-      if (error instanceof ShopNotInstalledError) return Response.json({ error: `Shop "${error.shop}" has not installed the app` }, { status: 404 });
+      if (error instanceof ShopNotInstalledError)
+        return Response.json({ error: `Shop "${error.shop}" has not installed the app` }, { status: 404 });
       throw error;
     }
   },
   async POST(_request, ctx) {
     // the typed dispatchFlow of the configured instance: flowName and input are checked by TypeScript
     try {
-      const result = await service.dispatchFlow({ flowName: 'syncOrders', input: { since: `order:${ctx.auth.orderId}` }, shop: ctx.auth.shop });
+      const result = await service.dispatchFlow({
+        flowName: 'syncOrders',
+        input: { since: `order:${ctx.auth.orderId}` },
+        shop: ctx.auth.shop,
+      });
       return Response.json(result, { status: 202 });
     } catch (error) {
-      if (error instanceof FlowConcurrencyError) return Response.json({ error: 'A sync of this shop is already running', existingRunId: error.existingRunId }, { status: 409 });
+      if (error instanceof FlowConcurrencyError)
+        return Response.json({ error: 'A sync of this shop is already running', existingRunId: error.existingRunId }, { status: 409 });
       throw error;
     }
   },

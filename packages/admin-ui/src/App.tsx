@@ -61,7 +61,10 @@ export function App({ boot, source }: { boot: BootConfig; source: TokenSource | 
     return (
       <Page title="Mercato admin">
         <Banner tone="warning" title="Open this app from the platform admin">
-          <p>The admin UI needs a session token from the platform. Open the app from the shop's admin{boot.preview ? ', or pick a shop in the admin preview' : ''}.</p>
+          <p>
+            The admin UI needs a session token from the platform. Open the app from the shop's admin
+            {boot.preview ? ', or pick a shop in the admin preview' : ''}.
+          </p>
         </Banner>
       </Page>
     );
@@ -74,9 +77,15 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
   const pagesRes = useApi<PagesResponse>('/api/pages');
   const [toast, setToast] = useState<{ message: string; error: boolean; id: number } | null>(null);
   const [mobileNav, setMobileNav] = useState(false);
-  const showToast = useCallback((message: string, options: { error?: boolean } = {}) => setToast({ message, error: !!options.error, id: Date.now() }), []);
+  const showToast = useCallback(
+    (message: string, options: { error?: boolean } = {}) => setToast({ message, error: !!options.error, id: Date.now() }),
+    [],
+  );
   const pages = pagesRes.data?.pages;
-  const shell: ShellValue | null = useMemo(() => (pages ? { pages, shop: source.shop, toast: showToast } : null), [pages, source.shop, showToast]);
+  const shell: ShellValue | null = useMemo(
+    () => (pages ? { pages, shop: source.shop, toast: showToast } : null),
+    [pages, source.shop, showToast],
+  );
   const embedded = source.mode === 'app-bridge';
   const navItems = NAV.filter((item) => item.page === null || pages?.[item.page] === 'visible');
 
@@ -85,7 +94,13 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
   const navigation = (
     <Navigation location={pathname}>
       <Navigation.Section
-        items={navItems.map((item) => ({ label: item.label, url: item.url, icon: item.icon, selected: item.match(pathname), exactMatch: item.url === '/' }))}
+        items={navItems.map((item) => ({
+          label: item.label,
+          url: item.url,
+          icon: item.icon,
+          selected: item.match(pathname),
+          exactMatch: item.url === '/',
+        }))}
       />
     </Navigation>
   );
@@ -148,7 +163,15 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
         </ui-nav-menu>
       ) : null}
       {shell ? <ShellContext.Provider value={shell}>{content}</ShellContext.Provider> : content}
-      {toast ? <Toast key={toast.id} content={toast.message} error={toast.error} onDismiss={() => setToast(null)} duration={toast.error ? 8000 : 4000} /> : null}
+      {toast ? (
+        <Toast
+          key={toast.id}
+          content={toast.message}
+          error={toast.error}
+          onDismiss={() => setToast(null)}
+          duration={toast.error ? 8000 : 4000}
+        />
+      ) : null}
     </Frame>
   );
 }

@@ -37,16 +37,70 @@ const volumeDiscount: FunctionDefinitionInfo = {
     { name: 'percentage', type: 'number', label: 'Percent off', required: true, path: ['config', 'percentage'] },
   ],
   ownerFields: [
-    { name: 'mode', path: ['mode'], type: 'select', label: 'Discount mode', required: true, nullable: false, createOnly: true, options: [{ label: 'Automatic', value: 'automatic' }, { label: 'Code', value: 'code' }] },
+    {
+      name: 'mode',
+      path: ['mode'],
+      type: 'select',
+      label: 'Discount mode',
+      required: true,
+      nullable: false,
+      createOnly: true,
+      options: [
+        { label: 'Automatic', value: 'automatic' },
+        { label: 'Code', value: 'code' },
+      ],
+    },
     { name: 'title', path: ['title'], type: 'text', label: 'Title', required: true, nullable: false },
     { name: 'code', path: ['code'], type: 'text', label: 'Discount code', required: true, nullable: false, modes: ['code'] },
-    { name: 'usageLimit', path: ['usageLimit'], type: 'number', label: 'Usage limit', required: false, nullable: true, default: null, modes: ['code'] },
-    { name: 'appliesOncePerCustomer', path: ['appliesOncePerCustomer'], type: 'checkbox', label: 'Once per customer', required: false, nullable: false, default: false, modes: ['code'] },
+    {
+      name: 'usageLimit',
+      path: ['usageLimit'],
+      type: 'number',
+      label: 'Usage limit',
+      required: false,
+      nullable: true,
+      default: null,
+      modes: ['code'],
+    },
+    {
+      name: 'appliesOncePerCustomer',
+      path: ['appliesOncePerCustomer'],
+      type: 'checkbox',
+      label: 'Once per customer',
+      required: false,
+      nullable: false,
+      default: false,
+      modes: ['code'],
+    },
     { name: 'startsAt', path: ['startsAt'], type: 'datetime', label: 'Starts at', required: false, nullable: false, default: 'now' },
     { name: 'endsAt', path: ['endsAt'], type: 'datetime', label: 'Ends at', required: false, nullable: true, default: null },
-    { name: 'combinesWith.orderDiscounts', path: ['combinesWith', 'orderDiscounts'], type: 'checkbox', label: 'Combines with order discounts', required: false, nullable: false, default: false },
-    { name: 'combinesWith.productDiscounts', path: ['combinesWith', 'productDiscounts'], type: 'checkbox', label: 'Combines with product discounts', required: false, nullable: false, default: false },
-    { name: 'combinesWith.shippingDiscounts', path: ['combinesWith', 'shippingDiscounts'], type: 'checkbox', label: 'Combines with shipping discounts', required: false, nullable: false, default: false },
+    {
+      name: 'combinesWith.orderDiscounts',
+      path: ['combinesWith', 'orderDiscounts'],
+      type: 'checkbox',
+      label: 'Combines with order discounts',
+      required: false,
+      nullable: false,
+      default: false,
+    },
+    {
+      name: 'combinesWith.productDiscounts',
+      path: ['combinesWith', 'productDiscounts'],
+      type: 'checkbox',
+      label: 'Combines with product discounts',
+      required: false,
+      nullable: false,
+      default: false,
+    },
+    {
+      name: 'combinesWith.shippingDiscounts',
+      path: ['combinesWith', 'shippingDiscounts'],
+      type: 'checkbox',
+      label: 'Combines with shipping discounts',
+      required: false,
+      nullable: false,
+      default: false,
+    },
   ],
   configMetafield: META,
 };
@@ -55,7 +109,11 @@ const automaticOnly: FunctionDefinitionInfo = {
   ...volumeDiscount,
   handle: 'auto-only',
   discountModes: ['automatic'],
-  ownerFields: volumeDiscount.ownerFields.map((f) => (f.name === 'mode' ? { ...f, required: false, default: 'automatic', options: [{ label: 'Automatic', value: 'automatic' }] } : f)).filter((f) => !f.modes),
+  ownerFields: volumeDiscount.ownerFields
+    .map((f) =>
+      f.name === 'mode' ? { ...f, required: false, default: 'automatic', options: [{ label: 'Automatic', value: 'automatic' }] } : f,
+    )
+    .filter((f) => !f.modes),
 };
 
 const bundles: FunctionDefinitionInfo = {
@@ -67,7 +125,17 @@ const bundles: FunctionDefinitionInfo = {
   discountModes: null,
   supported: { create: true, update: 'recreate', delete: true },
   fields: [{ name: 'bundleTag', type: 'text', label: 'Bundle tag', required: true, placeholder: 'bundle', path: ['config', 'bundleTag'] }],
-  ownerFields: [{ name: 'blockOnFailure', path: ['blockOnFailure'], type: 'checkbox', label: 'Block checkout when the function fails', required: false, nullable: false, default: false }],
+  ownerFields: [
+    {
+      name: 'blockOnFailure',
+      path: ['blockOnFailure'],
+      type: 'checkbox',
+      label: 'Block checkout when the function fails',
+      required: false,
+      nullable: false,
+      default: false,
+    },
+  ],
   configMetafield: META,
 };
 
@@ -119,7 +187,15 @@ const codeInstance: FunctionInstanceInfo = {
 describe('function instance form', () => {
   it('shows the fields of the chosen discount mode only, and no mode select when there is one mode', () => {
     const names = (def: FunctionDefinitionInfo, mode?: 'automatic' | 'code') => visibleOwnerFields(def, mode).map((f) => f.name);
-    expect(names(volumeDiscount)).toEqual(['mode', 'title', 'startsAt', 'endsAt', 'combinesWith.orderDiscounts', 'combinesWith.productDiscounts', 'combinesWith.shippingDiscounts']);
+    expect(names(volumeDiscount)).toEqual([
+      'mode',
+      'title',
+      'startsAt',
+      'endsAt',
+      'combinesWith.orderDiscounts',
+      'combinesWith.productDiscounts',
+      'combinesWith.shippingDiscounts',
+    ]);
     expect(names(volumeDiscount, 'code')).toContain('code');
     expect(names(volumeDiscount, 'code')).toContain('usageLimit');
     expect(names(volumeDiscount, 'automatic')).not.toContain('code');
@@ -137,7 +213,15 @@ describe('function instance form', () => {
       'config.minQuantity': 'Required',
       'config.percentage': 'Required',
     });
-    Object.assign(draft, { mode: 'code', title: 'Bulk', code: '', usageLimit: '2.5', endsAt: 'soon', 'config.minQuantity': 'three', 'config.percentage': '10' });
+    Object.assign(draft, {
+      mode: 'code',
+      title: 'Bulk',
+      code: '',
+      usageLimit: '2.5',
+      endsAt: 'soon',
+      'config.minQuantity': 'three',
+      'config.percentage': '10',
+    });
     expect(checkDraft(volumeDiscount, draft, 'code')).toEqual({
       code: 'Required',
       usageLimit: 'Must be a whole number',
@@ -173,22 +257,42 @@ describe('function instance form', () => {
       config: { minQuantity: 3, percentage: 10 },
     });
     // Empty start: the server's default ("now"); empty optional values are left out.
-    expect(createBody(bundles, { ...initialDraft(bundles), 'config.bundleTag': 'kit' }, undefined)).toEqual({ blockOnFailure: false, config: { bundleTag: 'kit' } });
+    expect(createBody(bundles, { ...initialDraft(bundles), 'config.bundleTag': 'kit' }, undefined)).toEqual({
+      blockOnFailure: false,
+      config: { bundleTag: 'kit' },
+    });
     expect(createBody(sameLocation, initialDraft(sameLocation), undefined)).toEqual({ deliveryMethodTypes: ['SHIPPING'], config: {} });
   });
 
   it('updates with only what changed: edited owner fields, a cleared nullable one as null, the whole config if any of it changed', () => {
     const initial = initialDraft(volumeDiscount, codeInstance);
-    expect(initial).toMatchObject({ mode: 'code', title: 'Bulk 10', code: 'BULK10', usageLimit: '', 'combinesWith.productDiscounts': true, 'config.minQuantity': '3' });
+    expect(initial).toMatchObject({
+      mode: 'code',
+      title: 'Bulk 10',
+      code: 'BULK10',
+      usageLimit: '',
+      'combinesWith.productDiscounts': true,
+      'config.minQuantity': '3',
+    });
     expect(initial.startsAt).toBe(toLocalInput('2026-03-01T00:00:00.000Z'));
     expect(updateBody(volumeDiscount, { ...initial }, initial, codeInstance)).toEqual({});
     expect(updateBody(volumeDiscount, { ...initial, title: 'Bulk 15', 'config.percentage': '15' }, initial, codeInstance)).toEqual({
       title: 'Bulk 15',
       config: { minQuantity: 3, percentage: 15 },
     });
-    const withEnd = { ...initialDraft(volumeDiscount, { ...codeInstance, owner: { ...codeInstance.owner, endsAt: '2030-01-01T00:00:00.000Z', usageLimit: 5 } }) };
-    expect(updateBody(volumeDiscount, { ...withEnd, endsAt: '', usageLimit: '' }, withEnd, codeInstance)).toEqual({ endsAt: null, usageLimit: null });
-    expect(updateBody(volumeDiscount, { ...initial, 'combinesWith.orderDiscounts': true }, initial, codeInstance)).toEqual({ combinesWith: { orderDiscounts: true } });
+    const withEnd = {
+      ...initialDraft(volumeDiscount, {
+        ...codeInstance,
+        owner: { ...codeInstance.owner, endsAt: '2030-01-01T00:00:00.000Z', usageLimit: 5 },
+      }),
+    };
+    expect(updateBody(volumeDiscount, { ...withEnd, endsAt: '', usageLimit: '' }, withEnd, codeInstance)).toEqual({
+      endsAt: null,
+      usageLimit: null,
+    });
+    expect(updateBody(volumeDiscount, { ...initial, 'combinesWith.orderDiscounts': true }, initial, codeInstance)).toEqual({
+      combinesWith: { orderDiscounts: true },
+    });
     // The mode is fixed after create: never sent, never checked.
     expect(updateBody(volumeDiscount, { ...initial, mode: 'automatic' }, initial, codeInstance)).toEqual({});
     expect(checkDraft(volumeDiscount, { ...initial, title: '' }, 'code', initial)).toEqual({ title: 'Required' });
@@ -196,9 +300,15 @@ describe('function instance form', () => {
   });
 
   it('deletes by the encoded GID, with the mode when the definition has both modes', () => {
-    expect(deletePath(volumeDiscount, codeInstance)).toBe('/api/functions/volume-discount/instances/gid%3A%2F%2Fshopify%2FDiscountCodeNode%2F1001?mode=code');
-    expect(deletePath(automaticOnly, { ...codeInstance, owner: { ...codeInstance.owner, mode: 'automatic' } })).toBe('/api/functions/auto-only/instances/gid%3A%2F%2Fshopify%2FDiscountCodeNode%2F1001');
-    expect(deletePath(bundles, { ...codeInstance, id: 'gid://shopify/CartTransform/7', owner: {} })).toBe('/api/functions/bundles/instances/gid%3A%2F%2Fshopify%2FCartTransform%2F7');
+    expect(deletePath(volumeDiscount, codeInstance)).toBe(
+      '/api/functions/volume-discount/instances/gid%3A%2F%2Fshopify%2FDiscountCodeNode%2F1001?mode=code',
+    );
+    expect(deletePath(automaticOnly, { ...codeInstance, owner: { ...codeInstance.owner, mode: 'automatic' } })).toBe(
+      '/api/functions/auto-only/instances/gid%3A%2F%2Fshopify%2FDiscountCodeNode%2F1001',
+    );
+    expect(deletePath(bundles, { ...codeInstance, id: 'gid://shopify/CartTransform/7', owner: {} })).toBe(
+      '/api/functions/bundles/instances/gid%3A%2F%2Fshopify%2FCartTransform%2F7',
+    );
   });
 
   it('puts userErrors next to their fields, and the others above the form', () => {
@@ -222,13 +332,18 @@ describe('function instance form', () => {
     });
     expect(mapped.general).toEqual(['Metafield value is invalid', 'Function not found']);
     // A field of the other mode is not on the form: above it.
-    expect(userErrorsToForm([{ field: ['code'], message: 'x' }], formKeys(volumeDiscount, 'automatic'))).toEqual({ fields: {}, general: ['x'] });
+    expect(userErrorsToForm([{ field: ['code'], message: 'x' }], formKeys(volumeDiscount, 'automatic'))).toEqual({
+      fields: {},
+      general: ['x'],
+    });
     expect(userErrorsToForm(undefined, keys)).toEqual({ fields: {}, general: [] });
   });
 
   it('names and summarises instances', () => {
     expect(instanceName(volumeDiscount, codeInstance)).toBe('Bulk 10');
-    expect(instanceName(bundles, { ...codeInstance, id: 'gid://shopify/CartTransform/1004', owner: { blockOnFailure: false } })).toBe('Cart transform 1004');
+    expect(instanceName(bundles, { ...codeInstance, id: 'gid://shopify/CartTransform/1004', owner: { blockOnFailure: false } })).toBe(
+      'Cart transform 1004',
+    );
     const date = (iso: string) => `D(${iso})`;
     expect(ownerSummary(volumeDiscount, codeInstance, date)).toEqual([
       'Discount code: BULK10',
@@ -240,7 +355,9 @@ describe('function instance form', () => {
       'Combines with product discounts: Yes',
       'Combines with shipping discounts: No',
     ]);
-    expect(ownerSummary(sameLocation, { ...codeInstance, owner: { deliveryMethodTypes: ['SHIPPING', 'LOCAL'] } }, date)).toEqual(['Delivery methods: Shipping, Local']);
+    expect(ownerSummary(sameLocation, { ...codeInstance, owner: { deliveryMethodTypes: ['SHIPPING', 'LOCAL'] } }, date)).toEqual([
+      'Delivery methods: Shipping, Local',
+    ]);
     expect(configSummary(volumeDiscount, { percentage: 10, extra: { a: 1 } })).toEqual(['Percent off: 10', 'extra: {"a":1}']);
   });
 

@@ -1,7 +1,17 @@
 /** The run form's model: which schemas get fields, draft ↔ value, and the browser-side validation messages. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Errors, type JsonSchema, enumValues, fromDraft, hasForm, issuesToErrors, kindOf, toDraft, validateValue } from '../src/lib/schema.ts';
+import {
+  type Errors,
+  type JsonSchema,
+  enumValues,
+  fromDraft,
+  hasForm,
+  issuesToErrors,
+  kindOf,
+  toDraft,
+  validateValue,
+} from '../src/lib/schema.ts';
 
 /** The JSON schema the server lists for a flow input (same options as the flow registry). */
 const schemaOf = (s: z.ZodType) => z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
@@ -75,7 +85,16 @@ describe('run form model', () => {
     draft.customer.email = 'ada@example.com';
     const { value, errors } = submit(input, draft);
     expect(errors).toEqual({});
-    expect(value).toEqual({ since: '7d', limit: 20, dryRun: false, channel: 'pos', level: 2, customer: { email: 'ada@example.com' }, tags: ['vip', 'b2b'], extra: { a: 1 } });
+    expect(value).toEqual({
+      since: '7d',
+      limit: 20,
+      dryRun: false,
+      channel: 'pos',
+      level: 2,
+      customer: { email: 'ada@example.com' },
+      tags: ['vip', 'b2b'],
+      extra: { a: 1 },
+    });
     // What the form sends is what the flow's own schema accepts.
     expect(zInput.safeParse(value).success).toBe(true);
   });
@@ -94,7 +113,13 @@ describe('run form model', () => {
   });
 
   it('maps the server validation issues to field paths', () => {
-    expect(issuesToErrors([{ path: ['customer', 'email'], message: 'Invalid email' }, { path: [], message: 'Bad' }, { path: ['tags', 0], message: 'Too short' }])).toEqual({
+    expect(
+      issuesToErrors([
+        { path: ['customer', 'email'], message: 'Invalid email' },
+        { path: [], message: 'Bad' },
+        { path: ['tags', 0], message: 'Too short' },
+      ]),
+    ).toEqual({
       'customer.email': 'Invalid email',
       $: 'Bad',
       'tags.0': 'Too short',
@@ -106,7 +131,10 @@ describe('run form model', () => {
     const s = schemaOf(
       z.object({
         level: z.union([z.literal(1), z.literal(2), z.literal(3)]),
-        size: z.union([z.literal('s'), z.literal('m')]).nullable().optional(),
+        size: z
+          .union([z.literal('s'), z.literal('m')])
+          .nullable()
+          .optional(),
         mixed: z.union([z.literal('a'), z.enum(['b', 'c'])]).optional(),
         notConst: z.union([z.literal('a'), z.number()]).optional(),
       }),
@@ -120,12 +148,15 @@ describe('run form model', () => {
     expect(kindOf(props.notConst!)).toBe('raw');
     // The select's draft is the chosen index; the value is the constant itself.
     expect(submit(s, { level: '', size: '', mixed: '', notConst: '' }).errors).toEqual({ level: 'Required' });
-    expect(submit(s, { level: '2', size: '0', mixed: '2', notConst: '' })).toEqual({ value: { level: 3, size: 's', mixed: 'c' }, errors: {} });
+    expect(submit(s, { level: '2', size: '0', mixed: '2', notConst: '' })).toEqual({
+      value: { level: 3, size: 's', mixed: 'c' },
+      errors: {},
+    });
     expect(toDraft(s, { level: 2, size: 'm' })).toMatchObject({ level: '1', size: '1' });
   });
 });
 
-describe('Edit as JSON: the value checked with the form\'s rules', () => {
+describe("Edit as JSON: the value checked with the form's rules", () => {
   const zInput = z.object({
     since: z.string().min(2),
     limit: z.number().int().min(1).max(500).default(50),
@@ -143,7 +174,14 @@ describe('Edit as JSON: the value checked with the form\'s rules', () => {
   };
 
   it('accepts what the schema accepts', () => {
-    const value = { since: '7d', channel: 'pos', level: 2, customer: { email: 'ada@example.com', note: null }, tags: ['vip'], extra: { a: 1 } };
+    const value = {
+      since: '7d',
+      channel: 'pos',
+      level: 2,
+      customer: { email: 'ada@example.com', note: null },
+      tags: ['vip'],
+      extra: { a: 1 },
+    };
     expect(check(value)).toEqual({});
     expect(zInput.safeParse(value).success).toBe(true);
   });

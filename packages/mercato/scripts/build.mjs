@@ -71,7 +71,17 @@ say(`mercato build: JavaScript bundles in dist/ (${Date.now() - started} ms)`);
 
 if (!jsOnly) {
   const t = Date.now();
-  const tsc = spawnSync(process.execPath, [join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(out, 'types')], { stdio: 'inherit' });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(root, '..', '..', 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      join(root, 'tsconfig.build.json'),
+      '--outDir',
+      join(out, 'types'),
+    ],
+    { stdio: 'inherit' },
+  );
   if (tsc.status !== 0) process.exit(tsc.status ?? 1);
   // declarations keep the sources' `.ts` specifiers: point them at the `.d.ts` files' JavaScript names
   const rewrite = (dir) => {
@@ -91,9 +101,15 @@ if (!jsOnly) {
 
 // the admin UI: build it when it is missing, then ship a copy inside the package
 if (existsSync(join(adminUiRoot, 'package.json'))) {
-  if (!existsSync(join(adminUiRoot, 'dist', 'index.html')) || newestMtime(join(adminUiRoot, 'src')) > statSync(join(adminUiRoot, 'dist', 'index.html')).mtimeMs) {
+  if (
+    !existsSync(join(adminUiRoot, 'dist', 'index.html')) ||
+    newestMtime(join(adminUiRoot, 'src')) > statSync(join(adminUiRoot, 'dist', 'index.html')).mtimeMs
+  ) {
     const t = Date.now();
-    const vite = spawnSync('npm', ['run', 'build', '--silent', '-w', 'packages/admin-ui'], { cwd: join(root, '..', '..'), stdio: quiet ? 'ignore' : 'inherit' });
+    const vite = spawnSync('npm', ['run', 'build', '--silent', '-w', 'packages/admin-ui'], {
+      cwd: join(root, '..', '..'),
+      stdio: quiet ? 'ignore' : 'inherit',
+    });
     if (vite.status !== 0) process.exit(vite.status ?? 1);
     say(`mercato build: admin UI built (${Date.now() - t} ms)`);
   }

@@ -18,14 +18,19 @@ export interface ParseInputOptions {
 
 type Issue = z.core.$ZodIssue;
 
-const pathOf = (prefix: string | undefined, path: ReadonlyArray<PropertyKey>) => [prefix, ...path.map(String)].filter((p) => p !== undefined && p !== '').join('.');
+const pathOf = (prefix: string | undefined, path: ReadonlyArray<PropertyKey>) =>
+  [prefix, ...path.map(String)].filter((p) => p !== undefined && p !== '').join('.');
 
 /** The issues as answers carry them: one entry per problem (an unknown key counts once per key). */
 export function issuesOf(issues: readonly Issue[], options: ParseInputOptions = {}): InputIssue[] {
   return issues.flatMap((issue): InputIssue[] => {
     if (issue.code === 'unrecognized_keys') {
       const what = options.unknownKey ?? 'field';
-      return issue.keys.map((key) => ({ path: pathOf(options.prefix, [...issue.path, key]), message: `unknown ${what}`, code: issue.code }));
+      return issue.keys.map((key) => ({
+        path: pathOf(options.prefix, [...issue.path, key]),
+        message: `unknown ${what}`,
+        code: issue.code,
+      }));
     }
     return [{ path: pathOf(options.prefix, issue.path), message: issue.message, code: issue.code }];
   });

@@ -37,7 +37,8 @@ function scrubError(value: unknown, depth: number): unknown {
   const copy: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) {
     if (DB_ERROR_FIELDS.includes(key)) copy[key] = '[redacted]';
-    else if ((key === 'message' || key === 'stack') && typeof child === 'string') copy[key] = child.replace(PARAMS_IN_MESSAGE, '$1params: [redacted]');
+    else if ((key === 'message' || key === 'stack') && typeof child === 'string')
+      copy[key] = child.replace(PARAMS_IN_MESSAGE, '$1params: [redacted]');
     else copy[key] = scrubError(child, depth + 1);
   }
   return copy;
@@ -48,7 +49,9 @@ export function serializeLoggedError(error: unknown): unknown {
   return scrubError(error instanceof Error ? pino.stdSerializers.err(error) : error, 0);
 }
 
-export function createLogger(options: { level?: string; pretty?: boolean; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+export function createLogger(
+  options: { level?: string; pretty?: boolean; name?: string; destination?: pino.DestinationStream } = {},
+): Logger {
   const base: pino.LoggerOptions = {
     name: options.name ?? 'mercato',
     level: options.level ?? 'info',
@@ -59,7 +62,10 @@ export function createLogger(options: { level?: string; pretty?: boolean; name?:
   if (options.pretty) {
     // colours only on a terminal (and never with NO_COLOR): piped output stays plain text
     const colorize = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } } });
+    return pino({
+      ...base,
+      transport: { target: 'pino-pretty', options: { colorize, ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } },
+    });
   }
   return pino(base);
 }

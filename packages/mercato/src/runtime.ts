@@ -72,7 +72,13 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   // environment and platform configuration problems are reported together, in one ConfigError
   const { env, platform } = resolveStartup(options.instance.config.shopify, rawEnv, { projectDir: options.projectDir, mode: options.mode });
   const logger = options.logger ?? createLogger({ level: env.logLevel, pretty: options.mode === 'dev' });
-  const secrets = createSecrets({ key: env.encryptionKey, previousKeys: env.previousEncryptionKeys, production: env.production, logger, warnPlaintext: options.plaintextWarning });
+  const secrets = createSecrets({
+    key: env.encryptionKey,
+    previousKeys: env.previousEncryptionKeys,
+    production: env.production,
+    logger,
+    warnPlaintext: options.plaintextWarning,
+  });
   const ownsDb = !options.db;
   const db =
     options.db ??
@@ -87,8 +93,16 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   }
   // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
-  const events = createRuntimeEvents({ onListenerError: (error, event) => logger.warn({ err: error, event: event.type }, 'a runtime event listener failed') });
-  const dispatch = createDispatcher({ db, registry, config: options.instance.config, appHandles: platform.apps.map((a) => a.handle), events });
+  const events = createRuntimeEvents({
+    onListenerError: (error, event) => logger.warn({ err: error, event: event.type }, 'a runtime event listener failed'),
+  });
+  const dispatch = createDispatcher({
+    db,
+    registry,
+    config: options.instance.config,
+    appHandles: platform.apps.map((a) => a.handle),
+    events,
+  });
   closers.push(
     // the instance's dispatchFlow rejects with the typed errors a route can catch (docs/routes.md)
     options.instance.bindDispatcher(dispatchFlowFor(dispatch, 'dispatch')),
@@ -111,7 +125,8 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     events,
     installations: installationsOf(db),
     connectorsFor: (appHandle, shop) => createConnectors({ db, secrets, providers: options.instance.config.providers }, appHandle, shop),
-    adminClientFor: (appHandle, shop, signal) => adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger }, appHandle, shop, signal),
+    adminClientFor: (appHandle, shop, signal) =>
+      adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger }, appHandle, shop, signal),
     onClose(fn) {
       closers.push(fn);
     },

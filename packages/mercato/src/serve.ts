@@ -31,7 +31,12 @@ import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
   return [
-    ...flowsApi({ runs: createRunService({ db: runtime.db, registry: runtime.registry }), registry: runtime.registry, dispatch: runtime.dispatch, config: runtime.config }),
+    ...flowsApi({
+      runs: createRunService({ db: runtime.db, registry: runtime.registry }),
+      registry: runtime.registry,
+      dispatch: runtime.dispatch,
+      config: runtime.config,
+    }),
     ...watchApi({ watch: createRunWatch({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }) }),
     ...homeApi({ home: createHome({ db: runtime.db }) }),
     ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
@@ -39,7 +44,13 @@ export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
     ...functionsApi({ functions: runtime.config.functions, adminClient: runtime.adminClientFor }),
     ...logsApi({ db: runtime.db, logger: runtime.logger }),
     ...mcpOf(runtime).api,
-    ...customPagesApi({ config: runtime.config, db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, dispatch: runtime.dispatch }),
+    ...customPagesApi({
+      config: runtime.config,
+      db: runtime.db,
+      secrets: runtime.secrets,
+      logger: runtime.logger,
+      dispatch: runtime.dispatch,
+    }),
   ];
 }
 
@@ -55,13 +66,28 @@ export interface ServeOptions {
 }
 
 export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview' | 'previewShops' | 'mountRoutes'> = {}): Hono<any> {
-  const installer = createInstaller({ db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, platformOrigin: runtime.env.platformOrigin });
+  const installer = createInstaller({
+    db: runtime.db,
+    secrets: runtime.secrets,
+    logger: runtime.logger,
+    platformOrigin: runtime.env.platformOrigin,
+  });
   return createHttpApp(runtime, {
     groups: apiGroups(runtime),
     afterAuth: [installationMiddleware(installer)],
     extra: (app) => {
       mcpOf(runtime).mount(app);
-      app.route(WEBHOOK_PATH, webhookRouter({ db: runtime.db, platform: runtime.platform, registry: runtime.registry, dispatch: runtime.dispatch, logger: runtime.logger, events: runtime.events }));
+      app.route(
+        WEBHOOK_PATH,
+        webhookRouter({
+          db: runtime.db,
+          platform: runtime.platform,
+          registry: runtime.registry,
+          dispatch: runtime.dispatch,
+          logger: runtime.logger,
+          events: runtime.events,
+        }),
+      );
       if (options.preview) {
         app.route(
           PREVIEW_PREFIX,

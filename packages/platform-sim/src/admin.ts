@@ -59,7 +59,8 @@ export async function adminGraphql(c: Context, state: SimState, schema: Schema):
 
   const issued = state.activeToken(c.req.header('x-shopify-access-token'));
   const host = (c.req.header('host') ?? '').replace(/:\d+$/, '').toLowerCase();
-  if (!issued || (SHOP_DOMAIN_RE.test(host) && host !== issued.shop)) return done(c.json({ errors: INVALID_TOKEN_MESSAGE }, 401), 'unauthorized');
+  if (!issued || (SHOP_DOMAIN_RE.test(host) && host !== issued.shop))
+    return done(c.json({ errors: INVALID_TOKEN_MESSAGE }, 401), 'unauthorized');
   record.apiKey = issued.apiKey;
   record.shop = issued.shop;
   const app = state.app(issued.apiKey);
@@ -69,7 +70,10 @@ export async function adminGraphql(c: Context, state: SimState, schema: Schema):
   if (!body || typeof body.query !== 'string' || body.query.trim() === '') {
     return done(c.json({ errors: { query: 'Required parameter missing or invalid' } }, 400), 'bad-request');
   }
-  const variables = typeof body.variables === 'object' && body.variables !== null && !Array.isArray(body.variables) ? (body.variables as Record<string, unknown>) : {};
+  const variables =
+    typeof body.variables === 'object' && body.variables !== null && !Array.isArray(body.variables)
+      ? (body.variables as Record<string, unknown>)
+      : {};
   const operationName = typeof body.operationName === 'string' ? body.operationName : undefined;
   record.operationName = operationName ?? null;
 

@@ -50,7 +50,8 @@ POST /__sim/webhooks/<id>/redeliver, POST /__sim/uninstall {shop}, GET|POST /__s
 
 function positive(name: string, raw: string | undefined, allowZero = false): number {
   const n = Number(raw);
-  if (raw === undefined || raw === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
+  if (raw === undefined || raw === '' || !Number.isFinite(n) || n < 0 || (!allowZero && n === 0))
+    throw new Error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
   return n;
 }
 
@@ -85,7 +86,8 @@ export function parseArgs(argv: readonly string[]): CliOptions {
         break;
       case '--function': {
         const [handle, apiType] = (value() ?? '').split(':');
-        if (!handle || !apiType || !(FUNCTION_API_TYPES as readonly string[]).includes(apiType)) throw new Error(`--function must be HANDLE:API_TYPE with API_TYPE one of ${FUNCTION_API_TYPES.join(', ')}`);
+        if (!handle || !apiType || !(FUNCTION_API_TYPES as readonly string[]).includes(apiType))
+          throw new Error(`--function must be HANDLE:API_TYPE with API_TYPE one of ${FUNCTION_API_TYPES.join(', ')}`);
         options.functions.push({ handle, apiType: apiType as FunctionApiType });
         break;
       }
@@ -106,7 +108,11 @@ export function parseArgs(argv: readonly string[]): CliOptions {
 }
 
 /** Runs the CLI until SIGINT/SIGTERM. Returns the exit code. */
-export async function main(argv: readonly string[], out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  out: (line: string) => void = console.log,
+  err: (line: string) => void = console.error,
+): Promise<number> {
   let options: CliOptions;
   try {
     options = parseArgs(argv);

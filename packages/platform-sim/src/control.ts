@@ -45,13 +45,25 @@ export function controlRouter(state: SimState, actions: ControlActions): Hono {
   app.get('/functions', (c) => c.json({ functions: state.functions.registry.all(), instances: [...state.functions.instances.values()] }));
   app.post('/functions', async (c) => {
     const b = await body(c);
-    const fn = state.functions.registry.register(state.app(b.apiKey).apiKey, { handle: b.handle, apiType: b.apiType, title: b.title, description: b.description, id: b.id });
+    const fn = state.functions.registry.register(state.app(b.apiKey).apiKey, {
+      handle: b.handle,
+      apiType: b.apiType,
+      title: b.title,
+      description: b.description,
+      id: b.id,
+    });
     return c.json({ function: fn });
   });
   app.post('/webhooks', async (c) => {
     const b = await body(c);
     if (typeof b.shop !== 'string' || typeof b.topic !== 'string') throw new Error('shop and topic are required');
-    const delivery = await deliverWebhook(state, { apiKey: b.apiKey, shop: b.shop, topic: b.topic, payload: b.payload ?? {}, apiVersion: b.apiVersion });
+    const delivery = await deliverWebhook(state, {
+      apiKey: b.apiKey,
+      shop: b.shop,
+      topic: b.topic,
+      payload: b.payload ?? {},
+      apiVersion: b.apiVersion,
+    });
     return c.json({ delivery: { ...delivery, body: undefined } });
   });
   app.post('/webhooks/:id/redeliver', async (c) => {

@@ -35,7 +35,11 @@ function reasonOf(error: unknown): string {
 }
 
 /** Checks signature (HS256 with `secret`), `aud`, `exp`/`nbf` and that `iss` and `dest` name the same shop. */
-export async function verifySessionToken(token: string, expected: { apiKey: string; apiSecret: string }, now = Date.now() / 1000): Promise<VerifyResult> {
+export async function verifySessionToken(
+  token: string,
+  expected: { apiKey: string; apiSecret: string },
+  now = Date.now() / 1000,
+): Promise<VerifyResult> {
   let payload: Record<string, unknown>;
   try {
     ({ payload } = await jwtVerify(token, encoder.encode(expected.apiSecret), {
@@ -57,7 +61,14 @@ export async function verifySessionToken(token: string, expected: { apiKey: stri
 }
 
 /** Mints a session token like the platform's admin does for an embedded app (one minute by default). */
-export async function signSessionToken(options: { apiKey: string; apiSecret: string; shop: string; ttlSeconds?: number; now?: number; sub?: string }): Promise<string> {
+export async function signSessionToken(options: {
+  apiKey: string;
+  apiSecret: string;
+  shop: string;
+  ttlSeconds?: number;
+  now?: number;
+  sub?: string;
+}): Promise<string> {
   const now = Math.floor(options.now ?? Date.now() / 1000);
   return new SignJWT({ dest: `https://${options.shop}`, sid: randomUUID() })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

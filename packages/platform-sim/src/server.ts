@@ -14,7 +14,17 @@ import { createAdminSchema } from './schema.ts';
 import { addFunctionSchema } from './functions/index.ts';
 import type { SimFunction, SimFunctionInput } from './functions/registry.ts';
 import type { SimUserError } from './functions/metafields.ts';
-import { type Fault, type Hold, type IssuedToken, type SimApp, type SimAppInput, type SimShop, type SimShopInput, SimState, type WebhookDelivery } from './state.ts';
+import {
+  type Fault,
+  type Hold,
+  type IssuedToken,
+  type SimApp,
+  type SimAppInput,
+  type SimShop,
+  type SimShopInput,
+  SimState,
+  type WebhookDelivery,
+} from './state.ts';
 import { tokenExchange } from './token-exchange.ts';
 import { type DeliverOptions, deliverWebhook, redeliverWebhook, shopPayload } from './webhooks.ts';
 

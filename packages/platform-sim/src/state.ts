@@ -170,7 +170,13 @@ export class SimState {
   addApp(input: SimAppInput): SimApp {
     if (!input.apiKey || !input.apiSecret) throw new Error('platform-sim: an app needs apiKey and apiSecret');
     const id = this.apps.get(input.apiKey)?.id ?? 2_000_000 + this.apps.size + 1;
-    const app: SimApp = { id, apiKey: input.apiKey, apiSecret: input.apiSecret, appUrl: input.appUrl?.replace(/\/+$/, '') ?? null, scopes: input.scopes ?? DEFAULT_SCOPES };
+    const app: SimApp = {
+      id,
+      apiKey: input.apiKey,
+      apiSecret: input.apiSecret,
+      appUrl: input.appUrl?.replace(/\/+$/, '') ?? null,
+      scopes: input.scopes ?? DEFAULT_SCOPES,
+    };
     this.apps.set(app.apiKey, app);
     for (const fn of input.functions ?? []) this.functions.registry.register(app.apiKey, fn);
     return app;
@@ -230,7 +236,13 @@ export class SimState {
       revokedAt: null,
     };
     this.tokens.set(issued.token, issued);
-    this.installations.set(key, { apiKey: app.apiKey, shop: shop.domain, installedAt: issued.issuedAt, uninstalledAt: null, accessToken: issued.token });
+    this.installations.set(key, {
+      apiKey: app.apiKey,
+      shop: shop.domain,
+      installedAt: issued.issuedAt,
+      uninstalledAt: null,
+      accessToken: issued.token,
+    });
     return issued;
   }
 
@@ -244,7 +256,8 @@ export class SimState {
     const now = new Date().toISOString();
     current.uninstalledAt = now;
     current.accessToken = null;
-    for (const token of this.tokens.values()) if (token.apiKey === app.apiKey && token.shop === shop.domain && !token.revokedAt) token.revokedAt = now;
+    for (const token of this.tokens.values())
+      if (token.apiKey === app.apiKey && token.shop === shop.domain && !token.revokedAt) token.revokedAt = now;
     this.buckets.delete(key);
     return true;
   }

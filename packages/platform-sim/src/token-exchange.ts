@@ -42,17 +42,25 @@ export async function tokenExchange(c: Context, state: SimState): Promise<Respon
   const fault = state.takeFault('token');
   if (fault) {
     state.tokenExchanges.push({ ...record, status: fault.status, error: 'fault' });
-    return new Response(fault.body === undefined ? null : JSON.stringify(fault.body), { status: fault.status, headers: { 'content-type': 'application/json', ...fault.headers } });
+    return new Response(fault.body === undefined ? null : JSON.stringify(fault.body), {
+      status: fault.status,
+      headers: { 'content-type': 'application/json', ...fault.headers },
+    });
   }
   const params = await readParams(c);
   const app = params.client_id ? state.apps.get(params.client_id) : undefined;
-  if (!app || params.client_secret !== app.apiSecret) return refuse('invalid_client', 'Client authentication failed: unknown client_id or wrong client_secret.', 401);
+  if (!app || params.client_secret !== app.apiSecret)
+    return refuse('invalid_client', 'Client authentication failed: unknown client_id or wrong client_secret.', 401);
   record.apiKey = app.apiKey;
   if (params.grant_type !== GRANT_TOKEN_EXCHANGE) return refuse('unsupported_grant_type', `grant_type must be ${GRANT_TOKEN_EXCHANGE}.`);
-  if (params.subject_token_type !== SUBJECT_ID_TOKEN) return refuse('invalid_subject_token_type', `subject_token_type must be ${SUBJECT_ID_TOKEN}.`);
+  if (params.subject_token_type !== SUBJECT_ID_TOKEN)
+    return refuse('invalid_subject_token_type', `subject_token_type must be ${SUBJECT_ID_TOKEN}.`);
   const requested = params.requested_token_type ?? OFFLINE_TOKEN;
   if (requested !== OFFLINE_TOKEN) {
-    return refuse('invalid_request', requested === ONLINE_TOKEN ? 'The simulator issues offline access tokens only.' : 'Unknown requested_token_type.');
+    return refuse(
+      'invalid_request',
+      requested === ONLINE_TOKEN ? 'The simulator issues offline access tokens only.' : 'Unknown requested_token_type.',
+    );
   }
   if (!params.subject_token) return refuse('invalid_subject_token', INVALID_SUBJECT);
   const verified = await verifySessionToken(params.subject_token, app);

@@ -104,5 +104,12 @@ export async function redeliverWebhook(state: SimState, webhookId: string): Prom
 /** The `app/uninstalled` payload: the shop resource. */
 export function shopPayload(state: SimState, domain: string): Record<string, unknown> {
   const shop = state.shop(domain);
-  return { id: shop.id, name: shop.name, email: shop.email, domain: shop.domain, myshopify_domain: shop.domain, currency: shop.currencyCode };
+  return {
+    id: shop.id,
+    name: shop.name,
+    email: shop.email,
+    domain: shop.domain,
+    myshopify_domain: shop.domain,
+    currency: shop.currencyCode,
+  };
 }

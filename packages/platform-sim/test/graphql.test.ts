@@ -9,7 +9,11 @@ const schema: Schema = extendSchema(createAdminSchema(), {
     QueryRoot: {
       kind: 'object',
       fields: {
-        items: { type: '[Item!]!', args: { first: 'Int!' }, resolve: (_r, args) => Array.from({ length: Math.min(args.first, 2) }, (_, i) => ({ id: `i${i}` })) },
+        items: {
+          type: '[Item!]!',
+          args: { first: 'Int!' },
+          resolve: (_r, args) => Array.from({ length: Math.min(args.first, 2) }, (_, i) => ({ id: `i${i}` })),
+        },
         broken: { type: 'String', resolve: () => Promise.reject(new Error('boom')) },
       },
     },
@@ -88,7 +92,9 @@ describe('CLI', () => {
       apps: [{ apiKey: 'mercato-dev-api-key', apiSecret: 'mercato-dev-api-secret', appUrl: 'http://localhost:3000' }],
       shops: ['demo-1.myshopify.com', 'demo-2.myshopify.com'],
     });
-    expect(parseArgs(['--port=0', '--app', 'k,s,http://x:1', '--shop', 'z.myshopify.com', '--bucket-max', '5', '--restore-rate', '1'])).toMatchObject({
+    expect(
+      parseArgs(['--port=0', '--app', 'k,s,http://x:1', '--shop', 'z.myshopify.com', '--bucket-max', '5', '--restore-rate', '1']),
+    ).toMatchObject({
       port: 0,
       apps: [{ apiKey: 'k', apiSecret: 's', appUrl: 'http://x:1' }],
       shops: ['z.myshopify.com'],

@@ -10,7 +10,14 @@ const hs256 = (header: unknown, payload: unknown, secret = APP.apiSecret) => {
   const input = `${b64(header)}.${b64(payload)}`;
   return `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
 };
-const claims = (o: Record<string, unknown> = {}) => ({ iss: `https://${SHOP}/admin`, dest: `https://${SHOP}`, aud: APP.apiKey, exp: NOW + 60, nbf: NOW, ...o });
+const claims = (o: Record<string, unknown> = {}) => ({
+  iss: `https://${SHOP}/admin`,
+  dest: `https://${SHOP}`,
+  aud: APP.apiKey,
+  exp: NOW + 60,
+  nbf: NOW,
+  ...o,
+});
 const reason = async (token: string, now = NOW) => {
   const r = await verifySessionToken(token, APP, now);
   return r.ok ? 'ok' : r.reason;
@@ -22,7 +29,11 @@ describe('simulator session tokens (jose)', () => {
     const [header] = token.split('.');
     expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
     const r = await verifySessionToken(token, APP, NOW + 1);
-    expect(r).toMatchObject({ ok: true, shop: SHOP, claims: { iss: `https://${SHOP}/admin`, dest: `https://${SHOP}`, aud: APP.apiKey, exp: NOW + 60, nbf: NOW, iat: NOW, sub: '7' } });
+    expect(r).toMatchObject({
+      ok: true,
+      shop: SHOP,
+      claims: { iss: `https://${SHOP}/admin`, dest: `https://${SHOP}`, aud: APP.apiKey, exp: NOW + 60, nbf: NOW, iat: NOW, sub: '7' },
+    });
     expect(r.ok && typeof r.claims.jti === 'string' && typeof r.claims.sid === 'string').toBe(true);
   });
 

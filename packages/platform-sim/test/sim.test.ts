@@ -34,7 +34,11 @@ function exchangeBody(subject: string, overrides: Record<string, string> = {}) {
 async function graphql(token: string | undefined, query: string, variables?: unknown, version = '2026-10') {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (token) headers['x-shopify-access-token'] = token;
-  const res = await fetch(`${sim.url}/admin/api/${version}/graphql.json`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
+  const res = await fetch(`${sim.url}/admin/api/${version}/graphql.json`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ query, variables }),
+  });
   return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 
@@ -57,14 +61,36 @@ describe('token exchange', () => {
   it('refuses invalid session tokens and clients like the platform (400 invalid_subject_token, ...)', async () => {
     const now = Math.floor(Date.now() / 1000);
     const cases: Array<[string, Record<string, string>, number, string]> = [
-      ['bad signature', exchangeBody(await signSessionToken({ apiKey: APP.apiKey, apiSecret: 'other', shop: SHOP })), 400, 'invalid_subject_token'],
-      ['wrong audience', exchangeBody(await signSessionToken({ apiKey: 'other', apiSecret: APP.apiSecret, shop: SHOP })), 400, 'invalid_subject_token'],
+      [
+        'bad signature',
+        exchangeBody(await signSessionToken({ apiKey: APP.apiKey, apiSecret: 'other', shop: SHOP })),
+        400,
+        'invalid_subject_token',
+      ],
+      [
+        'wrong audience',
+        exchangeBody(await signSessionToken({ apiKey: 'other', apiSecret: APP.apiSecret, shop: SHOP })),
+        400,
+        'invalid_subject_token',
+      ],
       ['expired', exchangeBody(await signSessionToken({ ...APP, shop: SHOP, now: now - 3600 })), 400, 'invalid_subject_token'],
       ['unknown shop', exchangeBody(await signSessionToken({ ...APP, shop: 'nobody.myshopify.com' })), 400, 'invalid_subject_token'],
       ['garbage', exchangeBody('not-a-jwt'), 400, 'invalid_subject_token'],
       ['wrong secret', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { client_secret: 'nope' }), 401, 'invalid_client'],
-      ['wrong grant', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { grant_type: 'authorization_code' }), 400, 'unsupported_grant_type'],
-      ['wrong subject type', exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' }), 400, 'invalid_subject_token_type'],
+      [
+        'wrong grant',
+        exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), { grant_type: 'authorization_code' }),
+        400,
+        'unsupported_grant_type',
+      ],
+      [
+        'wrong subject type',
+        exchangeBody(await signSessionToken({ ...APP, shop: SHOP }), {
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+        }),
+        400,
+        'invalid_subject_token_type',
+      ],
     ];
     for (const [name, body, status, error] of cases) {
       const res = await exchange(body);
@@ -101,7 +127,9 @@ describe('Admin GraphQL', () => {
   it('answers the shop query with the cost extension', async () => {
     const res = await graphql(token, SHOP_QUERY);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ shop: { name: 'Alpha Goods', myshopifyDomain: SHOP, id: expect.stringMatching(/^gid:\/\/shopify\/Shop\/\d+$/), currencyCode: 'EUR' } });
+    expect(res.body.data).toEqual({
+      shop: { name: 'Alpha Goods', myshopifyDomain: SHOP, id: expect.stringMatching(/^gid:\/\/shopify\/Shop\/\d+$/), currencyCode: 'EUR' },
+    });
     expect(res.body.extensions.cost).toEqual({
       requestedQueryCost: 1,
       actualQueryCost: 1,
@@ -125,7 +153,10 @@ describe('Admin GraphQL', () => {
     const unknown = await graphql(token, '{ shop { name orders } }');
     expect(unknown.status).toBe(200);
     expect(unknown.body.data).toBeUndefined();
-    expect(unknown.body.errors[0]).toMatchObject({ message: "Field 'orders' doesn't exist on type 'Shop'", extensions: { code: 'undefinedField' } });
+    expect(unknown.body.errors[0]).toMatchObject({
+      message: "Field 'orders' doesn't exist on type 'Shop'",
+      extensions: { code: 'undefinedField' },
+    });
     const syntax = await graphql(token, '{ shop { name }');
     expect(syntax.body.errors[0].message).toMatch(/syntax error/);
     const noSelection = await graphql(token, '{ shop }');
@@ -141,8 +172,14 @@ describe('Admin GraphQL', () => {
       const throttled = results[3]!;
       expect(throttled.status).toBe(200);
       expect(throttled.body.data).toBeUndefined();
-      expect(throttled.body.errors).toEqual([{ message: 'Throttled', extensions: { code: 'THROTTLED', documentation: expect.any(String) } }]);
-      expect(throttled.body.extensions.cost).toMatchObject({ requestedQueryCost: 1, actualQueryCost: null, throttleStatus: { maximumAvailable: 3, restoreRate: 10 } });
+      expect(throttled.body.errors).toEqual([
+        { message: 'Throttled', extensions: { code: 'THROTTLED', documentation: expect.any(String) } },
+      ]);
+      expect(throttled.body.extensions.cost).toMatchObject({
+        requestedQueryCost: 1,
+        actualQueryCost: null,
+        throttleStatus: { maximumAvailable: 3, restoreRate: 10 },
+      });
       expect(throttled.body.extensions.cost.throttleStatus.currentlyAvailable).toBeLessThan(1);
       expect(sim.state.throttledCount).toBeGreaterThan(0);
       // another shop has its own bucket
@@ -216,7 +253,10 @@ describe('webhooks', () => {
     // the control API over HTTP
     const state = (await (await fetch(`${sim.url}/__sim/state`)).json()) as any;
     expect(state.installations.find((i: any) => i.shop === 'beta.myshopify.com').uninstalledAt).not.toBeNull();
-    const sent = await fetch(`${sim.url}/__sim/webhooks`, { method: 'POST', body: JSON.stringify({ shop: SHOP, topic: 'products/update', payload: { id: 1 } }) });
+    const sent = await fetch(`${sim.url}/__sim/webhooks`, {
+      method: 'POST',
+      body: JSON.stringify({ shop: SHOP, topic: 'products/update', payload: { id: 1 } }),
+    });
     expect(((await sent.json()) as any).delivery.status).toBe(200);
   });
 });

@@ -5,7 +5,17 @@
 import { Badge, Checkbox, Select, TextField } from '@shopify/polaris';
 import type { ProviderField } from 'mercato/api';
 
-export function FieldInput({ field, value, error, onChange }: { field: ProviderField; value: string | boolean; error?: string; onChange(v: string | boolean): void }) {
+export function FieldInput({
+  field,
+  value,
+  error,
+  onChange,
+}: {
+  field: ProviderField;
+  value: string | boolean;
+  error?: string;
+  onChange(v: string | boolean): void;
+}) {
   const label = field.required ? `${field.label} *` : field.label;
   switch (field.type) {
     case 'checkbox':
@@ -30,7 +40,11 @@ export function FieldInput({ field, value, error, onChange }: { field: ProviderF
           onChange={onChange}
           autoComplete="new-password"
           placeholder={field.hasValue ? 'saved' : field.placeholder}
-          helpText={[field.description, field.hasValue ? 'A value is saved: leave empty to keep it, or type a new one to replace it.' : undefined].filter(Boolean).join(' ') || undefined}
+          helpText={
+            [field.description, field.hasValue ? 'A value is saved: leave empty to keep it, or type a new one to replace it.' : undefined]
+              .filter(Boolean)
+              .join(' ') || undefined
+          }
           suffix={field.hasValue && value === '' ? <Badge tone="success">saved</Badge> : undefined}
           error={error}
         />

@@ -57,11 +57,18 @@ function Field({ schema: raw, draft, path, label, required, errors, onChange }: 
         />
       );
     case 'boolean':
-      return <Checkbox id={id} label={label} checked={draft === true} onChange={(checked) => onChange(checked)} helpText={help} error={error} />;
+      return (
+        <Checkbox id={id} label={label} checked={draft === true} onChange={(checked) => onChange(checked)} helpText={help} error={error} />
+      );
     case 'enum': {
       const values = enumValues(schema);
-      const options = [{ label: required ? 'Choose…' : '(none)', value: '' }, ...values.map((v, i) => ({ label: enumLabel(v), value: String(i) }))];
-      return <Select id={id} label={shownLabel} options={options} value={draft as string} onChange={onChange} helpText={help} error={error} />;
+      const options = [
+        { label: required ? 'Choose…' : '(none)', value: '' },
+        ...values.map((v, i) => ({ label: enumLabel(v), value: String(i) })),
+      ];
+      return (
+        <Select id={id} label={shownLabel} options={options} value={draft as string} onChange={onChange} helpText={help} error={error} />
+      );
     }
     case 'object': {
       const obj = (draft && typeof draft === 'object' && !Array.isArray(draft) ? draft : {}) as Record<string, Draft>;
@@ -148,7 +155,19 @@ function Field({ schema: raw, draft, path, label, required, errors, onChange }: 
   }
 }
 
-function ObjectFields({ schema, draft, path, errors, onChange }: { schema: JsonSchema; draft: Record<string, Draft>; path: string; errors: Errors; onChange(next: Draft): void }) {
+function ObjectFields({
+  schema,
+  draft,
+  path,
+  errors,
+  onChange,
+}: {
+  schema: JsonSchema;
+  draft: Record<string, Draft>;
+  path: string;
+  errors: Errors;
+  onChange(next: Draft): void;
+}) {
   const required = new Set(schema.required ?? []);
   const entries = Object.entries(schema.properties ?? {});
   if (entries.length === 0) {
@@ -177,7 +196,17 @@ function ObjectFields({ schema, draft, path, errors, onChange }: { schema: JsonS
 }
 
 /** The fields of a root object schema. */
-export function SchemaForm({ schema, draft, errors, onChange }: { schema: JsonSchema; draft: Draft; errors: Errors; onChange(next: Draft): void }) {
+export function SchemaForm({
+  schema,
+  draft,
+  errors,
+  onChange,
+}: {
+  schema: JsonSchema;
+  draft: Draft;
+  errors: Errors;
+  onChange(next: Draft): void;
+}) {
   const obj = (draft && typeof draft === 'object' && !Array.isArray(draft) ? draft : {}) as Record<string, Draft>;
   return (
     <BlockStack gap="300">

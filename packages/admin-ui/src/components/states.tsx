@@ -1,5 +1,17 @@
 /** Loading, error and empty states shared by every page. */
-import { Banner, BlockStack, Box, Button, Card, Layout, Page, SkeletonBodyText, SkeletonDisplayText, SkeletonPage, Text } from '@shopify/polaris';
+import {
+  Banner,
+  BlockStack,
+  Box,
+  Button,
+  Card,
+  Layout,
+  Page,
+  SkeletonBodyText,
+  SkeletonDisplayText,
+  SkeletonPage,
+  Text,
+} from '@shopify/polaris';
 import type { ReactNode } from 'react';
 import { ApiError } from '../lib/api.ts';
 

@@ -92,7 +92,8 @@ export async function download(path: string, fallbackName: string): Promise<stri
 
 export function qs(params: Record<string, string | number | boolean | null | undefined>): string {
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  for (const [key, value] of Object.entries(params))
+    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 }

@@ -120,7 +120,11 @@ function ownerDraft(field: OwnerField, value: unknown): FormValue {
 function configDraft(field: ConfigField, value: unknown): FormValue {
   if (field.type === 'checkbox') return value === true;
   if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
+  return typeof value === 'string'
+    ? value
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : JSON.stringify(value);
 }
 
 /** The form's starting values: the instance's current ones when editing, else the definition's defaults. */
@@ -138,7 +142,12 @@ function configChanged(def: FunctionDefinitionInfo, draft: FormDraft, initial: F
 }
 
 /** The owner fields an update would send: visible, editable and changed. */
-function editedOwnerFields(def: FunctionDefinitionInfo, draft: FormDraft, initial: FormDraft, mode: DiscountMode | undefined): OwnerField[] {
+function editedOwnerFields(
+  def: FunctionDefinitionInfo,
+  draft: FormDraft,
+  initial: FormDraft,
+  mode: DiscountMode | undefined,
+): OwnerField[] {
   return visibleOwnerFields(def, mode).filter((f) => !f.createOnly && !same(draft[f.name], initial[f.name]));
 }
 
@@ -245,7 +254,12 @@ export function createBody(def: FunctionDefinitionInfo, draft: FormDraft, mode: 
  * PUT body: only what changed — the edited owner fields (a cleared nullable field is null) and, when any configuration
  * value changed, the whole configuration (the server replaces it). Empty when nothing changed.
  */
-export function updateBody(def: FunctionDefinitionInfo, draft: FormDraft, initial: FormDraft, instance: FunctionInstanceInfo): Record<string, unknown> {
+export function updateBody(
+  def: FunctionDefinitionInfo,
+  draft: FormDraft,
+  initial: FormDraft,
+  instance: FunctionInstanceInfo,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const field of editedOwnerFields(def, draft, initial, formMode(def, draft, instance))) {
     const value = ownerValue(field, draft[field.name], 'update');

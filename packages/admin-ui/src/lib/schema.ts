@@ -45,7 +45,16 @@ export function unwrapNullable(schema: JsonSchema): { schema: JsonSchema; nullab
   const variants = schema.anyOf ?? schema.oneOf;
   if (variants && variants.some((v) => v.type === 'null')) {
     const other = variants.filter((v) => v.type !== 'null');
-    if (other.length === 1) return { schema: { ...other[0]!, title: schema.title ?? other[0]!.title, description: schema.description ?? other[0]!.description, default: schema.default ?? other[0]!.default }, nullable: true };
+    if (other.length === 1)
+      return {
+        schema: {
+          ...other[0]!,
+          title: schema.title ?? other[0]!.title,
+          description: schema.description ?? other[0]!.description,
+          default: schema.default ?? other[0]!.default,
+        },
+        nullable: true,
+      };
     if (other.length > 1) return { schema: { ...schema, anyOf: other, oneOf: undefined }, nullable: true };
   }
   if (Array.isArray(schema.type)) {
@@ -169,8 +178,10 @@ function checkString(schema: JsonSchema, text: string): string | null {
 
 function checkNumber(schema: JsonSchema, n: number, integer: boolean): string | null {
   if (integer && !Number.isInteger(n)) return 'Must be a whole number';
-  const exMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : schema.exclusiveMinimum === true ? schema.minimum : undefined;
-  const exMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : schema.exclusiveMaximum === true ? schema.maximum : undefined;
+  const exMin =
+    typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : schema.exclusiveMinimum === true ? schema.minimum : undefined;
+  const exMax =
+    typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : schema.exclusiveMaximum === true ? schema.maximum : undefined;
   if (exMin !== undefined && n <= exMin) return `Must be greater than ${exMin}`;
   if (exMax !== undefined && n >= exMax) return `Must be less than ${exMax}`;
   if (schema.minimum !== undefined && schema.exclusiveMinimum !== true && n < schema.minimum) return `Must be at least ${schema.minimum}`;
@@ -217,7 +228,12 @@ export function fromDraft(raw: JsonSchema, draft: Draft, path: string, errors: E
         const childPath = path ? `${path}.${key}` : key;
         const childDraft = obj[key] ?? toDraft(child, undefined);
         const childKind = kindOf(child);
-        if (childKind !== 'boolean' && childKind !== 'object' && isEmptyDraft(childDraft) && !(childKind === 'array' && required.has(key))) {
+        if (
+          childKind !== 'boolean' &&
+          childKind !== 'object' &&
+          isEmptyDraft(childDraft) &&
+          !(childKind === 'array' && required.has(key))
+        ) {
           if (required.has(key)) errors[childPath] = 'Required';
           continue;
         }
@@ -230,7 +246,8 @@ export function fromDraft(raw: JsonSchema, draft: Draft, path: string, errors: E
     case 'array': {
       const list = Array.isArray(draft) ? draft : [];
       const itemSchema = schema.items as JsonSchema;
-      if (schema.minItems !== undefined && list.length < schema.minItems) fail(`Add at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
+      if (schema.minItems !== undefined && list.length < schema.minItems)
+        fail(`Add at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
       if (schema.maxItems !== undefined && list.length > schema.maxItems) fail(`At most ${schema.maxItems} items`);
       return list.map((item, i) => {
         const itemPath = `${path}.${i}`;
@@ -291,7 +308,8 @@ export function validateValue(raw: JsonSchema, value: unknown, path: string, err
       return;
     case 'enum': {
       const values = enumValues(schema);
-      if (!values.some((v) => JSON.stringify(v) === JSON.stringify(value))) fail(`Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
+      if (!values.some((v) => JSON.stringify(v) === JSON.stringify(value)))
+        fail(`Must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
       return;
     }
     case 'object': {
@@ -308,13 +326,15 @@ export function validateValue(raw: JsonSchema, value: unknown, path: string, err
         validateValue(child, obj[key], childPath, errors);
       }
       if (schema.additionalProperties === false) {
-        for (const key of Object.keys(obj)) if (!Object.hasOwn(properties, key)) errors[path ? `${path}.${key}` : key] = 'Not a field of this input';
+        for (const key of Object.keys(obj))
+          if (!Object.hasOwn(properties, key)) errors[path ? `${path}.${key}` : key] = 'Not a field of this input';
       }
       return;
     }
     case 'array': {
       if (!Array.isArray(value)) return fail(TYPE_MESSAGES.array);
-      if (schema.minItems !== undefined && value.length < schema.minItems) fail(`Add at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
+      if (schema.minItems !== undefined && value.length < schema.minItems)
+        fail(`Add at least ${schema.minItems} item${schema.minItems === 1 ? '' : 's'}`);
       if (schema.maxItems !== undefined && value.length > schema.maxItems) fail(`At most ${schema.maxItems} items`);
       value.forEach((item, i) => {
         const itemPath = `${path}.${i}`;

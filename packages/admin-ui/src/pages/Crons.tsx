@@ -17,12 +17,23 @@ export function shopsMode(shops: Cron['shops']): string {
 }
 
 function TickCell({ tick }: { tick: Cron['lastTick'] }) {
-  if (!tick) return <Text as="span" tone="subdued">Never fired here</Text>;
+  if (!tick)
+    return (
+      <Text as="span" tone="subdued">
+        Never fired here
+      </Text>
+    );
   const label = `${capitalize(tick.status)}${tick.reason ? ` (${tick.reason.replace(/_/g, ' ')})` : ''}`;
   return (
     <BlockStack gap="050">
       <span title={formatDateTime(tick.fireAt)}>{formatRelative(tick.fireAt)}</span>
-      {tick.runId ? <Link url={`/runs/${tick.runId}`}>{label}</Link> : <Text as="span" tone={tick.status === 'failed' ? 'critical' : 'subdued'}>{label}</Text>}
+      {tick.runId ? (
+        <Link url={`/runs/${tick.runId}`}>{label}</Link>
+      ) : (
+        <Text as="span" tone={tick.status === 'failed' ? 'critical' : 'subdued'}>
+          {label}
+        </Text>
+      )}
     </BlockStack>
   );
 }
@@ -32,7 +43,8 @@ export function CronsPage() {
   const res = useApi<CronListResponse>('/api/crons');
   const [pending, setPending] = useState<string | null>(null);
 
-  const setEnabled = (key: string, enabled: boolean) => res.setData({ crons: (res.data?.crons ?? []).map((c) => (c.key === key ? { ...c, enabled } : c)) });
+  const setEnabled = (key: string, enabled: boolean) =>
+    res.setData({ crons: (res.data?.crons ?? []).map((c) => (c.key === key ? { ...c, enabled } : c)) });
 
   // Optimistic: the switch moves at once and moves back if the server refuses.
   async function toggle(cron: Cron, enabled: boolean) {
@@ -53,7 +65,11 @@ export function CronsPage() {
   if (!res.data) return <LoadingPage title="Crons" />;
   const crons = res.data.crons;
   return (
-    <Page title="Crons" subtitle={`Scheduled runs of flows. Turning one off affects only ${shop}; the app's configuration is unchanged.`} secondaryActions={[{ content: 'Refresh', onAction: () => void res.reload() }]}>
+    <Page
+      title="Crons"
+      subtitle={`Scheduled runs of flows. Turning one off affects only ${shop}; the app's configuration is unchanged.`}
+      secondaryActions={[{ content: 'Refresh', onAction: () => void res.reload() }]}
+    >
       <Card padding="0">
         <IndexTable
           resourceName={{ singular: 'cron', plural: 'crons' }}
@@ -61,7 +77,14 @@ export function CronsPage() {
           selectable={false}
           loading={res.loading}
           emptyState={<Empty heading="No crons">Add entries to `crons` in service.config.ts to schedule flows.</Empty>}
-          headings={[{ title: 'Cron' }, { title: 'Schedule' }, { title: 'Next run' }, { title: 'Shops' }, { title: 'Last tick' }, { title: 'Enabled' }]}
+          headings={[
+            { title: 'Cron' },
+            { title: 'Schedule' },
+            { title: 'Next run' },
+            { title: 'Shops' },
+            { title: 'Last tick' },
+            { title: 'Enabled' },
+          ]}
         >
           {crons.map((cron, index) => (
             <IndexTable.Row id={cron.key} key={cron.key} position={index}>
@@ -98,7 +121,11 @@ export function CronsPage() {
               <IndexTable.Cell>
                 <BlockStack gap="050">
                   <span>{shopsMode(cron.shops)}</span>
-                  {!cron.targeted ? <Badge tone="info">{cron.shops === 'global' ? 'App-wide: not stopped by this toggle' : 'Does not run for this shop'}</Badge> : null}
+                  {!cron.targeted ? (
+                    <Badge tone="info">
+                      {cron.shops === 'global' ? 'App-wide: not stopped by this toggle' : 'Does not run for this shop'}
+                    </Badge>
+                  ) : null}
                 </BlockStack>
               </IndexTable.Cell>
               <IndexTable.Cell>

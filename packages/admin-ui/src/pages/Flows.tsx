@@ -12,7 +12,10 @@ function typeLabel(schema: JsonSchema): string {
   const { schema: inner, nullable } = unwrapNullable(schema);
   const kind = kindOf(inner);
   let label: string = kind;
-  if (kind === 'enum') label = `one of ${enumValues(inner).map((v) => JSON.stringify(v)).join(', ')}`;
+  if (kind === 'enum')
+    label = `one of ${enumValues(inner)
+      .map((v) => JSON.stringify(v))
+      .join(', ')}`;
   else if (kind === 'array') label = `list of ${typeLabel(inner.items as JsonSchema)}`;
   else if (kind === 'raw') label = 'JSON';
   return nullable ? `${label} or null` : label;
@@ -49,7 +52,13 @@ function InputSummary({ schema }: { schema: JsonSchema | null }) {
       {schema ? (
         <>
           <InlineStack>
-            <Button variant="plain" onClick={() => setRaw((v) => !v)} ariaExpanded={raw} ariaControls={collapsibleId} disclosure={raw ? 'up' : 'down'}>
+            <Button
+              variant="plain"
+              onClick={() => setRaw((v) => !v)}
+              ariaExpanded={raw}
+              ariaControls={collapsibleId}
+              disclosure={raw ? 'up' : 'down'}
+            >
               {raw ? 'Hide JSON schema' : 'Show JSON schema'}
             </Button>
           </InlineStack>
@@ -123,7 +132,11 @@ export function FlowsPage() {
   if (!res.data) return <LoadingPage title="Flows" />;
   const flows = res.data.flows;
   return (
-    <Page title="Flows" subtitle="Background jobs of this app. Run one by hand, or see its runs." secondaryActions={[{ content: 'All runs', url: '/runs' }]}>
+    <Page
+      title="Flows"
+      subtitle="Background jobs of this app. Run one by hand, or see its runs."
+      secondaryActions={[{ content: 'All runs', url: '/runs' }]}
+    >
       <Layout>
         {flows.length === 0 ? (
           <Layout.Section>

@@ -29,18 +29,53 @@ export type SaveOutcome =
   | { kind: 'create'; instance: FunctionInstanceInfo | null; mutation: string }
   | { kind: 'update'; name: string; answer: UpdateInstanceResponse };
 
-function OwnerFieldInput({ field, value, error, disabled, onChange }: { field: OwnerField; value: FormValue; error?: string; disabled: boolean; onChange(next: FormValue): void }) {
+function OwnerFieldInput({
+  field,
+  value,
+  error,
+  disabled,
+  onChange,
+}: {
+  field: OwnerField;
+  value: FormValue;
+  error?: string;
+  disabled: boolean;
+  onChange(next: FormValue): void;
+}) {
   const label = field.required ? `${field.label} *` : field.label;
   const help =
-    [field.description, field.type === 'datetime' && field.default === 'now' ? 'Empty: now.' : undefined, disabled ? 'Chosen when the instance is created; it cannot be changed.' : undefined]
+    [
+      field.description,
+      field.type === 'datetime' && field.default === 'now' ? 'Empty: now.' : undefined,
+      disabled ? 'Chosen when the instance is created; it cannot be changed.' : undefined,
+    ]
       .filter(Boolean)
       .join(' ') || undefined;
   const options = field.options ?? [];
   switch (field.type) {
     case 'checkbox':
-      return <Checkbox label={field.label} checked={value === true} onChange={(checked) => onChange(checked)} error={error} helpText={help} disabled={disabled} />;
+      return (
+        <Checkbox
+          label={field.label}
+          checked={value === true}
+          onChange={(checked) => onChange(checked)}
+          error={error}
+          helpText={help}
+          disabled={disabled}
+        />
+      );
     case 'select':
-      return <Select label={label} options={[{ label: 'Choose…', value: '' }, ...options]} value={String(value)} onChange={onChange} error={error} helpText={help} disabled={disabled} />;
+      return (
+        <Select
+          label={label}
+          options={[{ label: 'Choose…', value: '' }, ...options]}
+          value={String(value)}
+          onChange={onChange}
+          error={error}
+          helpText={help}
+          disabled={disabled}
+        />
+      );
     case 'multiselect':
       return (
         <ChoiceList
@@ -54,11 +89,46 @@ function OwnerFieldInput({ field, value, error, disabled, onChange }: { field: O
         />
       );
     case 'number':
-      return <TextField label={label} type="number" step={1} inputMode="numeric" value={String(value)} onChange={onChange} autoComplete="off" error={error} helpText={help} disabled={disabled} />;
+      return (
+        <TextField
+          label={label}
+          type="number"
+          step={1}
+          inputMode="numeric"
+          value={String(value)}
+          onChange={onChange}
+          autoComplete="off"
+          error={error}
+          helpText={help}
+          disabled={disabled}
+        />
+      );
     case 'datetime':
-      return <TextField label={label} type="datetime-local" value={String(value)} onChange={onChange} autoComplete="off" error={error} helpText={help} disabled={disabled} />;
+      return (
+        <TextField
+          label={label}
+          type="datetime-local"
+          value={String(value)}
+          onChange={onChange}
+          autoComplete="off"
+          error={error}
+          helpText={help}
+          disabled={disabled}
+        />
+      );
     default:
-      return <TextField label={label} type="text" value={String(value)} onChange={onChange} autoComplete="off" error={error} helpText={help} disabled={disabled} />;
+      return (
+        <TextField
+          label={label}
+          type="text"
+          value={String(value)}
+          onChange={onChange}
+          autoComplete="off"
+          error={error}
+          helpText={help}
+          disabled={disabled}
+        />
+      );
   }
 }
 

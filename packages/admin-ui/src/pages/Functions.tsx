@@ -5,7 +5,13 @@
  * next to their fields. See docs/functions.md.
  */
 import { Badge, Banner, BlockStack, Button, ButtonGroup, Card, IndexTable, InlineStack, Layout, Modal, Page, Text } from '@shopify/polaris';
-import type { DeleteInstanceResponse, FunctionDefinitionInfo, FunctionInstanceInfo, FunctionListResponse, InstanceListResponse } from 'mercato/api';
+import type {
+  DeleteInstanceResponse,
+  FunctionDefinitionInfo,
+  FunctionInstanceInfo,
+  FunctionListResponse,
+  InstanceListResponse,
+} from 'mercato/api';
 import { useState } from 'react';
 import { Empty, ErrorBanner, ErrorPage, LoadingBlock, LoadingPage } from '../components/states.tsx';
 import { api, errorMessage } from '../lib/api.ts';
@@ -22,10 +28,16 @@ function InstanceStatus({ instance }: { instance: FunctionInstanceInfo }) {
   const enabled = instance.owner.enabled;
   return (
     <InlineStack gap="100">
-      {instance.status ? <Badge tone={STATUS_TONE[instance.status]}>{instance.status.charAt(0) + instance.status.slice(1).toLowerCase()}</Badge> : null}
+      {instance.status ? (
+        <Badge tone={STATUS_TONE[instance.status]}>{instance.status.charAt(0) + instance.status.slice(1).toLowerCase()}</Badge>
+      ) : null}
       {typeof enabled === 'boolean' ? <Badge tone={enabled ? 'success' : undefined}>{enabled ? 'Enabled' : 'Disabled'}</Badge> : null}
       {mode === 'automatic' || mode === 'code' ? <Badge>{mode === 'code' ? 'Code' : 'Automatic'}</Badge> : null}
-      {!instance.status && typeof enabled !== 'boolean' && !mode ? <Text as="span" tone="subdued">—</Text> : null}
+      {!instance.status && typeof enabled !== 'boolean' && !mode ? (
+        <Text as="span" tone="subdued">
+          —
+        </Text>
+      ) : null}
     </InlineStack>
   );
 }
@@ -42,14 +54,32 @@ function Lines({ lines }: { lines: string[] }) {
   );
 }
 
-function InstancesTable({ def, instances, loading, onEdit, onDelete }: { def: FunctionDefinitionInfo; instances: FunctionInstanceInfo[]; loading: boolean; onEdit(i: FunctionInstanceInfo): void; onDelete(i: FunctionInstanceInfo): void }) {
+function InstancesTable({
+  def,
+  instances,
+  loading,
+  onEdit,
+  onDelete,
+}: {
+  def: FunctionDefinitionInfo;
+  instances: FunctionInstanceInfo[];
+  loading: boolean;
+  onEdit(i: FunctionInstanceInfo): void;
+  onDelete(i: FunctionInstanceInfo): void;
+}) {
   return (
     <IndexTable
       resourceName={{ singular: 'instance', plural: 'instances' }}
       itemCount={instances.length}
       selectable={false}
       loading={loading}
-      headings={[{ title: 'Instance' }, { title: 'Status' }, { title: 'Settings' }, { title: 'Configuration' }, { title: 'Actions', alignment: 'end' }]}
+      headings={[
+        { title: 'Instance' },
+        { title: 'Status' },
+        { title: 'Settings' },
+        { title: 'Configuration' },
+        { title: 'Actions', alignment: 'end' },
+      ]}
     >
       {instances.map((instance, index) => {
         const name = instanceName(def, instance);
@@ -90,7 +120,12 @@ function InstancesTable({ def, instances, loading, onEdit, onDelete }: { def: Fu
                   <Button onClick={() => onEdit(instance)} disabled={!def.supported.update} accessibilityLabel={`Edit ${name}`}>
                     Edit
                   </Button>
-                  <Button tone="critical" onClick={() => onDelete(instance)} disabled={!def.supported.delete} accessibilityLabel={`Delete ${name}`}>
+                  <Button
+                    tone="critical"
+                    onClick={() => onDelete(instance)}
+                    disabled={!def.supported.delete}
+                    accessibilityLabel={`Delete ${name}`}
+                  >
                     Delete
                   </Button>
                 </ButtonGroup>
@@ -103,7 +138,17 @@ function InstancesTable({ def, instances, loading, onEdit, onDelete }: { def: Fu
   );
 }
 
-function DeleteModal({ def, instance, onClose, onDeleted }: { def: FunctionDefinitionInfo; instance: FunctionInstanceInfo; onClose(): void; onDeleted(): void }) {
+function DeleteModal({
+  def,
+  instance,
+  onClose,
+  onDeleted,
+}: {
+  def: FunctionDefinitionInfo;
+  instance: FunctionInstanceInfo;
+  onClose(): void;
+  onDeleted(): void;
+}) {
   const { shop, toast } = useShell();
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<string | null>(null);
@@ -177,7 +222,10 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
   if (!manageable) {
     body = (
       <Banner tone="info" title="Managed in the platform's admin">
-        <p>The platform has no API for instances of this type: merchants turn them on in the platform's settings, so there is nothing to manage here.</p>
+        <p>
+          The platform has no API for instances of this type: merchants turn them on in the platform's settings, so there is nothing to
+          manage here.
+        </p>
       </Banner>
     );
   } else if (list.error && !list.data) {
@@ -188,7 +236,9 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
     const instances = list.data.instances;
     body = (
       <BlockStack gap="300">
-        {list.error ? <ErrorBanner error={list.error} title="The instances could not be refreshed" onRetry={() => void list.reload()} /> : null}
+        {list.error ? (
+          <ErrorBanner error={list.error} title="The instances could not be refreshed" onRetry={() => void list.reload()} />
+        ) : null}
         {list.data.function === null ? (
           <Banner tone="warning" title="Not deployed">
             <p>{`No deployed function of this app has the handle ${def.handle}: deploy it with the platform's tooling. Until then the platform refuses new instances.`}</p>
@@ -199,7 +249,13 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
             {`Create one to put this function to work in ${shop}.`}
           </Empty>
         ) : (
-          <InstancesTable def={def} instances={instances} loading={list.loading} onEdit={(instance) => setEditing({ instance })} onDelete={setDeleting} />
+          <InstancesTable
+            def={def}
+            instances={instances}
+            loading={list.loading}
+            onEdit={(instance) => setEditing({ instance })}
+            onDelete={setDeleting}
+          />
         )}
       </BlockStack>
     );
@@ -216,7 +272,9 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
                   {title}
                 </Text>
                 <Badge tone="info">{typeLabel(def.type)}</Badge>
-                {def.discountModes ? <Badge>{def.discountModes.map((m) => (m === 'code' ? 'Code' : 'Automatic')).join(' and ')}</Badge> : null}
+                {def.discountModes ? (
+                  <Badge>{def.discountModes.map((m) => (m === 'code' ? 'Code' : 'Automatic')).join(' and ')}</Badge>
+                ) : null}
               </InlineStack>
               {def.description ? <Text as="p">{def.description}</Text> : null}
               <Text as="p" tone="subdued" variant="bodySm">
@@ -232,7 +290,11 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
             </BlockStack>
             {manageable ? (
               <InlineStack gap="200" align="end">
-                <Button onClick={() => void list.reload()} loading={list.loading && !!list.data} accessibilityLabel={`Refresh ${title} instances`}>
+                <Button
+                  onClick={() => void list.reload()}
+                  loading={list.loading && !!list.data}
+                  accessibilityLabel={`Refresh ${title} instances`}
+                >
                   Refresh
                 </Button>
                 <Button variant="primary" onClick={() => setEditing({})} accessibilityLabel={`Create ${title} instance`}>
@@ -280,12 +342,17 @@ export function FunctionsPage() {
   if (!res.data) return <LoadingPage title="Functions" />;
   const definitions = res.data.functions;
   return (
-    <Page title="Functions" subtitle="Platform functions of this app and their live instances in this shop. Instances live on the platform: every change applies at once.">
+    <Page
+      title="Functions"
+      subtitle="Platform functions of this app and their live instances in this shop. Instances live on the platform: every change applies at once."
+    >
       <Layout>
         {definitions.length === 0 ? (
           <Layout.Section>
             <Card>
-              <Empty heading="No functions">Add definitions to `functions` in service.config.ts (docs/functions.md); they appear here with their instances.</Empty>
+              <Empty heading="No functions">
+                Add definitions to `functions` in service.config.ts (docs/functions.md); they appear here with their instances.
+              </Empty>
             </Card>
           </Layout.Section>
         ) : (

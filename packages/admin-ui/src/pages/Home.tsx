@@ -10,7 +10,8 @@ import { useApi } from '../lib/useApi.ts';
 
 function RunsSection() {
   const res = useApi<HomeSummary>('/api/home');
-  if (res.error && !res.data) return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
+  if (res.error && !res.data)
+    return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="run counts" />;
   const { counts, total, recentFailures } = res.data;
   const sinceDay = new Date(res.data.since);
@@ -27,7 +28,12 @@ function RunsSection() {
           </InlineStack>
           <div className="stat-grid">
             {RUN_STATUSES.map((status) => (
-              <RouterLink key={status} url={`/runs?status=${status}&from=${fromParam}`} aria-label={`${counts[status] ?? 0} ${status} runs in the last 24 hours`} data-status={status}>
+              <RouterLink
+                key={status}
+                url={`/runs?status=${status}&from=${fromParam}`}
+                aria-label={`${counts[status] ?? 0} ${status} runs in the last 24 hours`}
+                data-status={status}
+              >
                 <Card background="bg-surface-secondary">
                   <BlockStack gap="100">
                     <Text as="p" variant="headingXl">
@@ -76,7 +82,8 @@ function RunsSection() {
 
 function ProvidersSection() {
   const res = useApi<ProviderListResponse>('/api/providers');
-  if (res.error && !res.data) return <ErrorBanner error={res.error} title="Providers could not be loaded" onRetry={() => void res.reload()} />;
+  if (res.error && !res.data)
+    return <ErrorBanner error={res.error} title="Providers could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="providers" />;
   return (
     <Card>
@@ -149,7 +156,15 @@ export function HomePage() {
   return (
     <Page title="Home" subtitle={shop}>
       <Layout>
-        <Layout.Section>{flows ? <RunsSection /> : <Card><Empty heading="Flows are turned off for this app" /></Card>}</Layout.Section>
+        <Layout.Section>
+          {flows ? (
+            <RunsSection />
+          ) : (
+            <Card>
+              <Empty heading="Flows are turned off for this app" />
+            </Card>
+          )}
+        </Layout.Section>
         <Layout.Section variant="oneThird">
           <BlockStack gap="400">
             {providers ? <ProvidersSection /> : null}

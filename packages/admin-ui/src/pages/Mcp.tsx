@@ -10,7 +10,15 @@ import { useRouter } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
 import { PermissionPicker, SecretModal, TokenStatus, defaultExpiry, expiryValue, mcpEndpoint } from './mcpParts.tsx';
 
-function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: McpCapabilities; onClose(): void; onCreated(token: McpToken, secret: string): void }) {
+function CreateTokenModal({
+  capabilities,
+  onClose,
+  onCreated,
+}: {
+  capabilities: McpCapabilities;
+  onClose(): void;
+  onCreated(token: McpToken, secret: string): void;
+}) {
   const [name, setName] = useState('');
   const [permissions, setPermissions] = useState<string[]>([]);
   const [expiry, setExpiry] = useState(() => defaultExpiry(capabilities));
@@ -28,11 +36,14 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
     try {
       const choice = capabilities.expiryOptions.find((o) => expiryValue(o) === expiry);
       // Without a choice (a server that offers none) the server's default expiry applies.
-      const body: CreateMcpTokenRequest = choice ? { name: name.trim(), permissions, expiresInDays: choice.expiresInDays } : { name: name.trim(), permissions };
+      const body: CreateMcpTokenRequest = choice
+        ? { name: name.trim(), permissions, expiresInDays: choice.expiresInDays }
+        : { name: name.trim(), permissions };
       const answer = await api<McpTokenSecretResponse>('/api/mcp/tokens', { method: 'POST', json: body });
       onCreated(answer.token, answer.secret);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 400 && typeof error.body.field === 'string') setErrors({ [error.body.field]: error.message });
+      if (error instanceof ApiError && error.status === 400 && typeof error.body.field === 'string')
+        setErrors({ [error.body.field]: error.message });
       else setFailure(errorMessage(error));
     } finally {
       setSending(false);
@@ -60,7 +71,15 @@ function CreateTokenModal({ capabilities, onClose, onCreated }: { capabilities: 
                 <p>{failure}</p>
               </Banner>
             ) : null}
-            <TextField label="Name" value={name} onChange={setName} autoComplete="off" error={errors.name} helpText="Who or what uses it, e.g. “Support assistant”." maxLength={100} />
+            <TextField
+              label="Name"
+              value={name}
+              onChange={setName}
+              autoComplete="off"
+              error={errors.name}
+              helpText="Who or what uses it, e.g. “Support assistant”."
+              maxLength={100}
+            />
             <BlockStack gap="200">
               <Text as="h3" variant="headingSm">
                 Permissions
@@ -91,13 +110,18 @@ export function McpPage() {
   const [secret, setSecret] = useState<McpTokenSecretResponse | null>(null);
 
   const error = tokensRes.error ?? capsRes.error;
-  if (error && !(tokensRes.data && capsRes.data)) return <ErrorPage title="MCP" error={error} onRetry={() => (void tokensRes.reload(), void capsRes.reload())} />;
+  if (error && !(tokensRes.data && capsRes.data))
+    return <ErrorPage title="MCP" error={error} onRetry={() => (void tokensRes.reload(), void capsRes.reload())} />;
   if (!tokensRes.data || !capsRes.data) return <LoadingPage title="MCP" />;
   const tokens = tokensRes.data.tokens;
   const caps = capsRes.data;
 
   return (
-    <Page title="MCP" subtitle="Tokens that let AI clients use this app's tools for this shop." primaryAction={{ content: 'Create token', onAction: () => setCreating(true) }}>
+    <Page
+      title="MCP"
+      subtitle="Tokens that let AI clients use this app's tools for this shop."
+      primaryAction={{ content: 'Create token', onAction: () => setCreating(true) }}
+    >
       <Layout>
         {!caps.enabled ? (
           <Layout.Section>
@@ -113,7 +137,8 @@ export function McpPage() {
                 Endpoint
               </Text>
               <Text as="p">
-                <span className="mono">{mcpEndpoint()}</span> — JSON-RPC over POST with <span className="mono">Authorization: Bearer &lt;token secret&gt;</span>.
+                <span className="mono">{mcpEndpoint()}</span> — JSON-RPC over POST with{' '}
+                <span className="mono">Authorization: Bearer &lt;token secret&gt;</span>.
               </Text>
               <Text as="p" tone="subdued">
                 {`${caps.tools.length} tools available; each needs the permissions shown on its token.`}
@@ -129,7 +154,14 @@ export function McpPage() {
               selectable={false}
               loading={tokensRes.loading}
               emptyState={<Empty heading="No tokens yet">Create a token to connect an AI client to this shop.</Empty>}
-              headings={[{ title: 'Name' }, { title: 'Status' }, { title: 'Permissions' }, { title: 'Expires' }, { title: 'Last used' }, { title: 'Fingerprint' }]}
+              headings={[
+                { title: 'Name' },
+                { title: 'Status' },
+                { title: 'Permissions' },
+                { title: 'Expires' },
+                { title: 'Last used' },
+                { title: 'Fingerprint' },
+              ]}
             >
               {tokens.map((token, index) => (
                 <IndexTable.Row id={token.id} key={token.id} position={index} onClick={() => navigate(`/mcp-tokens/${token.id}`)}>
@@ -142,8 +174,12 @@ export function McpPage() {
                     <TokenStatus token={token} />
                   </IndexTable.Cell>
                   <IndexTable.Cell>{token.permissions.length === 0 ? 'None' : token.permissions.join(', ')}</IndexTable.Cell>
-                  <IndexTable.Cell>{token.expiresAt ? <span title={formatDateTime(token.expiresAt)}>{formatRelative(token.expiresAt)}</span> : 'Never'}</IndexTable.Cell>
-                  <IndexTable.Cell>{token.lastUsedAt ? <span title={formatDateTime(token.lastUsedAt)}>{formatRelative(token.lastUsedAt)}</span> : 'Never'}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    {token.expiresAt ? <span title={formatDateTime(token.expiresAt)}>{formatRelative(token.expiresAt)}</span> : 'Never'}
+                  </IndexTable.Cell>
+                  <IndexTable.Cell>
+                    {token.lastUsedAt ? <span title={formatDateTime(token.lastUsedAt)}>{formatRelative(token.lastUsedAt)}</span> : 'Never'}
+                  </IndexTable.Cell>
                   <IndexTable.Cell>
                     <span className="mono">{token.fingerprint}</span>
                   </IndexTable.Cell>
@@ -165,7 +201,9 @@ export function McpPage() {
           }}
         />
       ) : null}
-      {secret ? <SecretModal title={`Token “${secret.token.name}” created`} secret={secret.secret} onClose={() => setSecret(null)} /> : null}
+      {secret ? (
+        <SecretModal title={`Token “${secret.token.name}” created`} secret={secret.secret} onClose={() => setSecret(null)} />
+      ) : null}
     </Page>
   );
 }

@@ -1,6 +1,14 @@
 /** One MCP token: metadata, permissions (editable), rotate, disable/enable, revoke with confirmation, latest audits. */
 import { Badge, Banner, BlockStack, Card, IndexTable, InlineStack, Layout, Modal, Page, Text } from '@shopify/polaris';
-import type { McpCapabilities, McpTokenDetail, McpTokenSecretResponse, OkResponse, PatchMcpTokenRequest, SetMcpPermissionsRequest, SetMcpPermissionsResponse } from 'mercato/api';
+import type {
+  McpCapabilities,
+  McpTokenDetail,
+  McpTokenSecretResponse,
+  OkResponse,
+  PatchMcpTokenRequest,
+  SetMcpPermissionsRequest,
+  SetMcpPermissionsResponse,
+} from 'mercato/api';
 import { useState } from 'react';
 import { capitalize } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
@@ -75,7 +83,10 @@ export function McpTokenPage({ id }: { id: string }) {
     setEditError(null);
     setBusy('permissions');
     try {
-      await api<SetMcpPermissionsResponse>(`/api/mcp/tokens/${id}/permissions`, { method: 'PUT', json: { permissions: editing } satisfies SetMcpPermissionsRequest });
+      await api<SetMcpPermissionsResponse>(`/api/mcp/tokens/${id}/permissions`, {
+        method: 'PUT',
+        json: { permissions: editing } satisfies SetMcpPermissionsRequest,
+      });
       setEditing(null);
       toast('Permissions saved');
       await res.reload();
@@ -98,7 +109,12 @@ export function McpTokenPage({ id }: { id: string }) {
       ];
 
   return (
-    <Page title={token.name} titleMetadata={<TokenStatus token={token} />} backAction={{ content: 'MCP', url: '/mcp-tokens' }} secondaryActions={actions}>
+    <Page
+      title={token.name}
+      titleMetadata={<TokenStatus token={token} />}
+      backAction={{ content: 'MCP', url: '/mcp-tokens' }}
+      secondaryActions={actions}
+    >
       <Layout>
         {revoked ? (
           <Layout.Section>
@@ -120,7 +136,14 @@ export function McpTokenPage({ id }: { id: string }) {
                 itemCount={token.audits.length}
                 selectable={false}
                 emptyState={<Empty heading="Not used yet">Calls made with this token appear here (the 10 latest).</Empty>}
-                headings={[{ title: 'When' }, { title: 'Capability' }, { title: 'Status' }, { title: 'Duration' }, { title: 'Shop' }, { title: 'Request id' }]}
+                headings={[
+                  { title: 'When' },
+                  { title: 'Capability' },
+                  { title: 'Status' },
+                  { title: 'Duration' },
+                  { title: 'Shop' },
+                  { title: 'Request id' },
+                ]}
               >
                 {token.audits.map((audit, index) => (
                   <IndexTable.Row id={String(audit.id)} key={audit.id} position={index}>
@@ -128,7 +151,10 @@ export function McpTokenPage({ id }: { id: string }) {
                       <span title={formatDateTime(audit.createdAt)}>{formatRelative(audit.createdAt)}</span>
                     </IndexTable.Cell>
                     <IndexTable.Cell>
-                      <span className="mono">{audit.capability}</span> <Text as="span" tone="subdued">({audit.kind})</Text>
+                      <span className="mono">{audit.capability}</span>{' '}
+                      <Text as="span" tone="subdued">
+                        ({audit.kind})
+                      </Text>
                     </IndexTable.Cell>
                     <IndexTable.Cell>
                       <Badge tone={audit.status === 'ok' ? 'success' : 'critical'}>{capitalize(audit.status.replace(/_/g, ' '))}</Badge>

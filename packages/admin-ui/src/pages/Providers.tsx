@@ -1,6 +1,13 @@
 /** Providers: a form per provider from its field specs, exact error messages next to fields, check button, status badge. */
 import { Banner, BlockStack, Button, Card, FormLayout, InlineStack, Layout, Page, Text } from '@shopify/polaris';
-import type { Provider, ProviderCheckResponse, ProviderFieldError, ProviderListResponse, SaveProviderRequest, SaveProviderResponse } from 'mercato/api';
+import type {
+  Provider,
+  ProviderCheckResponse,
+  ProviderFieldError,
+  ProviderListResponse,
+  SaveProviderRequest,
+  SaveProviderResponse,
+} from 'mercato/api';
 import { useState } from 'react';
 import { FieldInput } from '../components/FieldInput.tsx';
 import { ProviderStatusBadge } from '../components/badges.tsx';
@@ -35,14 +42,19 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
     setBusy('save');
     setFormError(null);
     try {
-      const answer = await api<SaveProviderResponse>(`/api/providers/${encodeURIComponent(provider.name)}`, { method: 'PUT', json: { config: values } satisfies SaveProviderRequest });
+      const answer = await api<SaveProviderResponse>(`/api/providers/${encodeURIComponent(provider.name)}`, {
+        method: 'PUT',
+        json: { config: values } satisfies SaveProviderRequest,
+      });
       setErrors({});
       onChange(answer.provider);
       setValues(initialValues(answer.provider));
       toast(`${provider.name} saved`);
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) {
-        const list: (Omit<ProviderFieldError, 'field'> & { field?: string })[] = Array.isArray(error.body.errors) ? error.body.errors : [{ field: error.body.field, message: error.message }];
+        const list: (Omit<ProviderFieldError, 'field'> & { field?: string })[] = Array.isArray(error.body.errors)
+          ? error.body.errors
+          : [{ field: error.body.field, message: error.message }];
         const byField: Record<string, string> = {};
         const general: string[] = [];
         for (const item of list) {
@@ -126,16 +138,33 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
           ) : null}
           <FormLayout>
             {provider.fields.map((field) => (
-              <FieldInput key={field.name} field={field} value={values[field.name] ?? ''} error={errors[field.name]} onChange={(v) => setValues((old) => ({ ...old, [field.name]: v }))} />
+              <FieldInput
+                key={field.name}
+                field={field}
+                value={values[field.name] ?? ''}
+                error={errors[field.name]}
+                onChange={(v) => setValues((old) => ({ ...old, [field.name]: v }))}
+              />
             ))}
           </FormLayout>
           <InlineStack gap="200" align="end">
             {provider.hasChecker ? (
-              <Button onClick={() => void check()} loading={busy === 'check'} disabled={busy !== null} accessibilityLabel={`Check ${provider.name} connection`}>
+              <Button
+                onClick={() => void check()}
+                loading={busy === 'check'}
+                disabled={busy !== null}
+                accessibilityLabel={`Check ${provider.name} connection`}
+              >
                 Check connection
               </Button>
             ) : null}
-            <Button variant="primary" submit loading={busy === 'save'} disabled={busy !== null} accessibilityLabel={`Save ${provider.name}`}>
+            <Button
+              variant="primary"
+              submit
+              loading={busy === 'save'}
+              disabled={busy !== null}
+              accessibilityLabel={`Save ${provider.name}`}
+            >
               Save
             </Button>
           </InlineStack>

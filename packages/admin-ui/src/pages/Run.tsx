@@ -35,7 +35,8 @@ function StepItem({ step }: { step: StepRow }) {
           </Text>
           <RunStatusBadge status={step.status} />
           <Text as="span" tone="subdued">
-            attempt {step.attempt} · {formatDateTime(step.startedAt)} · {step.durationMs !== null ? formatDuration(step.durationMs) : step.status === 'sleeping' ? 'sleeping' : 'in progress'}
+            attempt {step.attempt} · {formatDateTime(step.startedAt)} ·{' '}
+            {step.durationMs !== null ? formatDuration(step.durationMs) : step.status === 'sleeping' ? 'sleeping' : 'in progress'}
           </Text>
         </InlineStack>
         {step.error ? (
@@ -46,7 +47,12 @@ function StepItem({ step }: { step: StepRow }) {
         {hasResult ? (
           <>
             <InlineStack>
-              <Button variant="plain" onClick={() => setOpen((v) => !v)} ariaExpanded={open} accessibilityLabel={`${open ? 'Hide' : 'Show'} result of step ${step.name}`}>
+              <Button
+                variant="plain"
+                onClick={() => setOpen((v) => !v)}
+                ariaExpanded={open}
+                accessibilityLabel={`${open ? 'Hide' : 'Show'} result of step ${step.name}`}
+              >
                 {open ? 'Hide result' : 'Show result'}
               </Button>
             </InlineStack>
@@ -122,7 +128,12 @@ export function RunPage({ id }: { id: string }) {
 
   const cancel = () => act<CancelRunResponse>('cancel', `/api/runs/${id}/cancel`, 'POST', () => (toast('Run canceled'), restart()));
   const retry = (mode: RetryMode) =>
-    act<RetryRunResponse>(mode, `/api/runs/${id}/retry?mode=${mode}`, 'POST', () => (toast(mode === 'reset' ? 'Run restarted from the first step' : 'Run retried from its last completed step'), restart()));
+    act<RetryRunResponse>(
+      mode,
+      `/api/runs/${id}/retry?mode=${mode}`,
+      'POST',
+      () => (toast(mode === 'reset' ? 'Run restarted from the first step' : 'Run retried from its last completed step'), restart()),
+    );
   const remove = () =>
     act<DeleteRunResponse>('delete', `/api/runs/${id}`, 'DELETE', () => {
       setConfirmDelete(false);
@@ -133,7 +144,13 @@ export function RunPage({ id }: { id: string }) {
   const actions = active
     ? [{ content: 'Cancel run', destructive: true, onAction: () => void cancel(), loading: busy === 'cancel', disabled: !!busy }]
     : [
-        { content: 'Retry (resume)', helpText: 'Keeps completed steps', onAction: () => void retry('resume'), loading: busy === 'resume', disabled: !!busy },
+        {
+          content: 'Retry (resume)',
+          helpText: 'Keeps completed steps',
+          onAction: () => void retry('resume'),
+          loading: busy === 'resume',
+          disabled: !!busy,
+        },
         { content: 'Retry from scratch (reset)', onAction: () => void retry('reset'), loading: busy === 'reset', disabled: !!busy },
         { content: 'Delete', destructive: true, onAction: () => setConfirmDelete(true), disabled: !!busy },
       ];
@@ -192,7 +209,9 @@ export function RunPage({ id }: { id: string }) {
                   <Detail label="Trigger">{run.trigger}</Detail>
                   <Detail label="Attempt">
                     {run.attempt}
-                    {run.lostLeases ? <Badge tone="warning">{`${run.lostLeases} lost lease${run.lostLeases === 1 ? '' : 's'}`}</Badge> : null}
+                    {run.lostLeases ? (
+                      <Badge tone="warning">{`${run.lostLeases} lost lease${run.lostLeases === 1 ? '' : 's'}`}</Badge>
+                    ) : null}
                   </Detail>
                   <Detail label="Created">{formatDateTime(run.createdAt)}</Detail>
                   <Detail label="Started">{formatDateTime(run.startedAt)}</Detail>

@@ -81,7 +81,10 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowInfo; onClose(): voi
     }
     setSending(true);
     try {
-      const result = await api<DispatchResponse>(`/api/flows/${encodeURIComponent(flow.name)}/run`, { method: 'POST', json: { input } satisfies RunFlowRequest });
+      const result = await api<DispatchResponse>(`/api/flows/${encodeURIComponent(flow.name)}/run`, {
+        method: 'POST',
+        json: { input } satisfies RunFlowRequest,
+      });
       toast(`Run of ${flow.name} started`);
       onClose();
       navigate(`/runs/${result.runId}`);
@@ -111,7 +114,10 @@ export function RunFlowModal({ flow, onClose }: { flow: FlowInfo; onClose(): voi
       <Modal.Section>
         <BlockStack gap="400">
           {failure ? (
-            <Banner tone={failure.existingRunId ? 'warning' : 'critical'} title={failure.existingRunId ? 'This flow is already running' : 'The run was not started'}>
+            <Banner
+              tone={failure.existingRunId ? 'warning' : 'critical'}
+              title={failure.existingRunId ? 'This flow is already running' : 'The run was not started'}
+            >
               <BlockStack gap="100">
                 <p>{failure.message}</p>
                 {failure.existingRunId ? (

@@ -45,7 +45,9 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
   const [exporting, setExporting] = useState<string | null>(null);
   const before = cursors[cursors.length - 1];
   const levelParam = levels.length === LEVELS.length ? undefined : levels.join(',');
-  const res = useApi<LogSearchResponse>(`/api/runs/${encodeURIComponent(runId)}/logs${qs({ q, levels: levelParam, limit: PAGE_SIZE, before } satisfies LogSearchQuery)}`);
+  const res = useApi<LogSearchResponse>(
+    `/api/runs/${encodeURIComponent(runId)}/logs${qs({ q, levels: levelParam, limit: PAGE_SIZE, before } satisfies LogSearchQuery)}`,
+  );
 
   // New lines while the run is active: refresh the first page (later pages are stable: they page by id).
   useEffect(() => {
@@ -58,13 +60,22 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
     setCursors([undefined]);
   };
   const toggle = (level: string) => {
-    setLevels((current) => (current.includes(level) ? (current.length === 1 ? current : current.filter((l) => l !== level)) : LEVELS.filter((l) => current.includes(l) || l === level)));
+    setLevels((current) =>
+      current.includes(level)
+        ? current.length === 1
+          ? current
+          : current.filter((l) => l !== level)
+        : LEVELS.filter((l) => current.includes(l) || l === level),
+    );
     setCursors([undefined]);
   };
   async function exportAs(format: 'csv' | 'json') {
     setExporting(format);
     try {
-      const name = await download(`/api/runs/${encodeURIComponent(runId)}/logs/export${qs({ format, q, levels: levelParam })}`, `run-${runId}-logs.${format}`);
+      const name = await download(
+        `/api/runs/${encodeURIComponent(runId)}/logs/export${qs({ format, q, levels: levelParam })}`,
+        `run-${runId}-logs.${format}`,
+      );
       toast(`Exported ${name}`);
     } catch (error) {
       toast(errorMessage(error), { error: true });
@@ -118,7 +129,12 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
             <InlineStack gap="300" blockAlign="center" wrap>
               <ButtonGroup variant="segmented">
                 {LEVELS.map((level) => (
-                  <Button key={level} pressed={levels.includes(level)} onClick={() => toggle(level)} accessibilityLabel={`Show ${level} lines`}>
+                  <Button
+                    key={level}
+                    pressed={levels.includes(level)}
+                    onClick={() => toggle(level)}
+                    accessibilityLabel={`Show ${level} lines`}
+                  >
                     {level}
                   </Button>
                 ))}
@@ -145,30 +161,47 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
           </BlockStack>
         </form>
         {!page && !res.error ? <LoadingBlock label="logs" lines={4} /> : null}
-        {res.error && !queryError ? <ErrorBanner error={res.error} title="Logs could not be loaded" onRetry={() => void res.reload()} /> : null}
+        {res.error && !queryError ? (
+          <ErrorBanner error={res.error} title="Logs could not be loaded" onRetry={() => void res.reload()} />
+        ) : null}
         {page ? (
           <div role="status">
             <Text as="p" tone="subdued">
-              {page.total === 0 ? 'No matching lines' : `${page.totalExact === false ? `${page.total}+` : page.total} matching line${page.total === 1 ? '' : 's'}${matches ? `; showing ${matches} (newest first)` : ''}`}
+              {page.total === 0
+                ? 'No matching lines'
+                : `${page.totalExact === false ? `${page.total}+` : page.total} matching line${page.total === 1 ? '' : 's'}${matches ? `; showing ${matches} (newest first)` : ''}`}
             </Text>
           </div>
         ) : null}
         {page && page.logs.length === 0 ? (
           <Empty heading={q || levels.length < LEVELS.length ? 'No lines match' : active ? 'No logs yet' : 'This run wrote no logs'}>
-            {q || levels.length < LEVELS.length ? 'Change the query or the levels.' : active ? 'Lines appear here while the run writes them.' : undefined}
+            {q || levels.length < LEVELS.length
+              ? 'Change the query or the levels.'
+              : active
+                ? 'Lines appear here while the run writes them.'
+                : undefined}
           </Empty>
         ) : null}
         {page && page.logs.length > 0 ? (
           <ol className="log-list" aria-label="Log lines, newest first">
             {page.logs.map((line) => (
-              <li key={line.id} className="log-line" data-context={line.context ? 'true' : 'false'} data-match={line.context ? 'false' : q ? 'true' : 'false'}>
+              <li
+                key={line.id}
+                className="log-line"
+                data-context={line.context ? 'true' : 'false'}
+                data-match={line.context ? 'false' : q ? 'true' : 'false'}
+              >
                 <span>{formatDateTime(line.createdAt)}</span>
                 <span>
                   <LevelBadge level={line.level} />
                 </span>
                 <span className="log-message">
                   {line.context ? <span className="log-context-label">context · </span> : null}
-                  {line.step ? <span className="log-step">[{line.step}#{line.attempt}] </span> : null}
+                  {line.step ? (
+                    <span className="log-step">
+                      [{line.step}#{line.attempt}]{' '}
+                    </span>
+                  ) : null}
                   {line.message}
                   {line.data !== null && line.data !== undefined ? <span className="log-data"> {dataText(line.data)}</span> : null}
                 </span>

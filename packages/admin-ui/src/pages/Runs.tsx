@@ -1,5 +1,19 @@
 /** Runs: search, status and date filters, pagination, multi-select bulk delete. Filters live in the address. */
-import { Banner, BlockStack, Card, IndexTable, InlineGrid, Link, Modal, Page, Pagination, Select, Text, TextField, useIndexResourceState } from '@shopify/polaris';
+import {
+  Banner,
+  BlockStack,
+  Card,
+  IndexTable,
+  InlineGrid,
+  Link,
+  Modal,
+  Page,
+  Pagination,
+  Select,
+  Text,
+  TextField,
+  useIndexResourceState,
+} from '@shopify/polaris';
 import type { BulkDeleteRequest, BulkDeleteResponse, RunListResponse } from 'mercato/api';
 import { useEffect, useState } from 'react';
 import { RUN_STATUSES, RunStatusBadge, capitalize } from '../components/badges.tsx';
@@ -63,8 +77,13 @@ export function RunsPage() {
   async function bulkDelete() {
     setDeleting(true);
     try {
-      const result = await api<BulkDeleteResponse>('/api/runs/bulk-delete', { method: 'POST', json: { ids: selection.selectedResources } satisfies BulkDeleteRequest });
-      toast(`Deleted ${result.deleted} run${result.deleted === 1 ? '' : 's'}${result.skipped ? `; ${result.skipped} skipped (active or already gone)` : ''}`);
+      const result = await api<BulkDeleteResponse>('/api/runs/bulk-delete', {
+        method: 'POST',
+        json: { ids: selection.selectedResources } satisfies BulkDeleteRequest,
+      });
+      toast(
+        `Deleted ${result.deleted} run${result.deleted === 1 ? '' : 's'}${result.skipped ? `; ${result.skipped} skipped (active or already gone)` : ''}`,
+      );
       selection.clearSelection();
       setConfirming(false);
       await res.reload();
@@ -89,7 +108,15 @@ export function RunsPage() {
       <BlockStack gap="400">
         <Card>
           <InlineGrid columns={{ xs: 1, md: 4 }} gap="300">
-            <TextField label="Search" placeholder="Flow name, status or run id" value={searchText} onChange={setSearchText} clearButton onClearButtonClick={() => setSearchText('')} autoComplete="off" />
+            <TextField
+              label="Search"
+              placeholder="Flow name, status or run id"
+              value={searchText}
+              onChange={setSearchText}
+              clearButton
+              onClearButtonClick={() => setSearchText('')}
+              autoComplete="off"
+            />
             <Select label="Status" options={statusOptions} value={status} onChange={(value) => setParams({ status: value })} />
             <TextField label="Created from" type="date" value={from} onChange={(value) => setParams({ from: value })} autoComplete="off" />
             <TextField label="Created to" type="date" value={to} onChange={(value) => setParams({ to: value })} autoComplete="off" />
@@ -109,7 +136,15 @@ export function RunsPage() {
                 {filtered ? 'Change the search or the filters.' : 'Run a flow from the Flows page; its runs appear here.'}
               </Empty>
             }
-            headings={[{ title: 'Run' }, { title: 'Flow' }, { title: 'Status' }, { title: 'Trigger' }, { title: 'Created' }, { title: 'Duration' }, { title: 'Error' }]}
+            headings={[
+              { title: 'Run' },
+              { title: 'Flow' },
+              { title: 'Status' },
+              { title: 'Trigger' },
+              { title: 'Created' },
+              { title: 'Duration' },
+              { title: 'Error' },
+            ]}
           >
             {runs.map((run, index) => (
               <IndexTable.Row id={run.id} key={run.id} position={index} selected={selection.selectedResources.includes(run.id)}>

@@ -32,7 +32,15 @@ export function TokenStatus({ token }: { token: McpToken }) {
 const RISK_ORDER = ['low', 'medium', 'high', 'critical'];
 
 /** Checkboxes grouped by permission group, each marked with its risk; high and critical risks are called out. */
-export function PermissionPicker({ permissions, selected, onChange }: { permissions: McpPermission[]; selected: string[]; onChange(next: string[]): void }) {
+export function PermissionPicker({
+  permissions,
+  selected,
+  onChange,
+}: {
+  permissions: McpPermission[];
+  selected: string[];
+  onChange(next: string[]): void;
+}) {
   const groups = new Map<string, McpPermission[]>();
   for (const p of permissions) groups.set(p.group, [...(groups.get(p.group) ?? []), p]);
   const risky = selected.map((k) => permissions.find((p) => p.key === k)).filter((p) => p && RISK_ORDER.indexOf(p.riskLevel) >= 2);
@@ -103,7 +111,11 @@ function CopyButton({ text, label }: { text: string; label: string }) {
 /** Shows a secret once, with copy buttons, the endpoint URL and how to use it. */
 export function SecretModal({ title, secret, onClose }: { title: string; secret: string; onClose(): void }) {
   const endpoint = mcpEndpoint();
-  const clientConfig = JSON.stringify({ mcpServers: { mercato: { type: 'http', url: endpoint, headers: { Authorization: `Bearer ${secret}` } } } }, null, 2);
+  const clientConfig = JSON.stringify(
+    { mcpServers: { mercato: { type: 'http', url: endpoint, headers: { Authorization: `Bearer ${secret}` } } } },
+    null,
+    2,
+  );
   return (
     <Modal open onClose={onClose} title={title} primaryAction={{ content: 'I have stored it', onAction: onClose }}>
       <Modal.Section>
@@ -125,8 +137,8 @@ export function SecretModal({ title, secret, onClose }: { title: string; secret:
             <CopyButton text={endpoint} label="Copy the endpoint URL" />
           </InlineStack>
           <Text as="p" tone="subdued">
-            MCP clients send it as <span className="mono">Authorization: Bearer &lt;secret&gt;</span> with JSON-RPC requests to the endpoint. Most clients
-            take a configuration like this one:
+            MCP clients send it as <span className="mono">Authorization: Bearer &lt;secret&gt;</span> with JSON-RPC requests to the
+            endpoint. Most clients take a configuration like this one:
           </Text>
           <InlineStack gap="200" blockAlign="start" wrap={false}>
             <pre className="json-block" aria-label="Client configuration">

@@ -46,7 +46,12 @@ function escapeAttr(value: string): string {
 
 /** JSON that is safe inside a <script> element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** The `aud` claim of a JWT, unverified: only used to pick which public API key App Bridge gets. */
@@ -165,7 +170,9 @@ async function serveIndex(c: Context, dir: string, apps: IndexContext['apps'], o
     if (target) embedded = { apiKey: target.apiKey, shop };
   }
   // Inside the admin the page is framed by the shop's admin; elsewhere only by itself.
-  headers['content-security-policy'] = embedded ? `frame-ancestors https://${embedded.shop} https://admin.shopify.com;` : `frame-ancestors 'self';`;
+  headers['content-security-policy'] = embedded
+    ? `frame-ancestors https://${embedded.shop} https://admin.shopify.com;`
+    : `frame-ancestors 'self';`;
   const html = renderIndex(index, { embedded, apps, previewPath: options.previewPath ?? null, version: options.version });
   return c.body(html, 200, headers);
 }

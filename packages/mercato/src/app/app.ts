@@ -63,7 +63,10 @@ export function resolvePages(...layers: Array<Partial<Record<string, unknown>> |
   return pages;
 }
 
-export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(base: AppBase<P>, config: AppConfigInput<F>): ResolvedConfig<F, P> {
+export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(
+  base: AppBase<P>,
+  config: AppConfigInput<F>,
+): ResolvedConfig<F, P> {
   return {
     providers: (base.providers ?? {}) as P,
     flows: config.flows ?? ({} as F),
@@ -107,7 +110,11 @@ export function defineApp<const P extends ProvidersMap = {}>(base: AppBase<P> = 
         defineRoute: (route) => defineRoute(route),
         dispatchFlow(options) {
           if (!dispatcher) {
-            return Promise.reject(new Error('dispatchFlow: the Mercato runtime is not running in this process (start it with `mercato dev`, `mercato start` or createRuntime())'));
+            return Promise.reject(
+              new Error(
+                'dispatchFlow: the Mercato runtime is not running in this process (start it with `mercato dev`, `mercato start` or createRuntime())',
+              ),
+            );
           }
           return dispatcher(options as DispatchOptions);
         },

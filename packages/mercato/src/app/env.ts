@@ -104,7 +104,9 @@ function parsePlatformOrigin(raw: string | undefined, problems: string[]): strin
     url.search === '' &&
     url.hash === '';
   if (!valid) {
-    problems.push(`PLATFORM_ORIGIN: ${JSON.stringify(raw)} is not an http(s) origin (scheme, host and optional port, no path), for example http://127.0.0.1:4000`);
+    problems.push(
+      `PLATFORM_ORIGIN: ${JSON.stringify(raw)} is not an http(s) origin (scheme, host and optional port, no path), for example http://127.0.0.1:4000`,
+    );
     return undefined;
   }
   return url!.origin;
@@ -124,7 +126,9 @@ function parseEncryptionKeys(
       );
     }
   } else if (!isEncryptionKey(key)) {
-    problems.push(`ENCRYPTION_KEY: must be exactly 64 hex characters (32 bytes); the value given has ${key.length} characters${/^[0-9a-fA-F]*$/.test(key) ? '' : ' and is not hexadecimal'}`);
+    problems.push(
+      `ENCRYPTION_KEY: must be exactly 64 hex characters (32 bytes); the value given has ${key.length} characters${/^[0-9a-fA-F]*$/.test(key) ? '' : ' and is not hexadecimal'}`,
+    );
   } else {
     encryptionKey = key.toLowerCase();
   }
@@ -143,7 +147,9 @@ function parseEncryptionKeys(
       if (normalised !== encryptionKey && !previousEncryptionKeys.includes(normalised)) previousEncryptionKeys.push(normalised);
     });
     if (key === undefined && previousEncryptionKeys.length > 0) {
-      problems.push('ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not; previous keys are only used during a rotation to a new ENCRYPTION_KEY');
+      problems.push(
+        'ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not; previous keys are only used during a rotation to a new ENCRYPTION_KEY',
+      );
     }
   }
   return { encryptionKey, previousEncryptionKeys };

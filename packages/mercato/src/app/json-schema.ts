@@ -15,7 +15,18 @@ export interface ValidationIssue {
 }
 
 export const SCHEMA_TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
-const CONSTRAINTS = ['type', 'required', 'properties', 'additionalProperties', 'items', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'enum'];
+const CONSTRAINTS = [
+  'type',
+  'required',
+  'properties',
+  'additionalProperties',
+  'items',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'enum',
+];
 const ANNOTATIONS = ['title', 'description', 'default', 'examples', '$schema', '$comment'];
 const MAX_ISSUES = 20;
 
@@ -142,7 +153,8 @@ function walk(schema: unknown, at: string, problems: string[]): void {
         break;
       }
       case 'required':
-        if (!Array.isArray(value) || !value.every((k) => typeof k === 'string')) problems.push(`${here}: must be an array of property names`);
+        if (!Array.isArray(value) || !value.every((k) => typeof k === 'string'))
+          problems.push(`${here}: must be an array of property names`);
         break;
       case 'properties':
         if (!isObject(value)) problems.push(`${here}: must be an object of schemas`);

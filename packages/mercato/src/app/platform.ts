@@ -159,12 +159,19 @@ function globalScopes(shopify: PlatformConfig, problems: string[]): string | und
   return scopes;
 }
 
-function resolveSingle(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDir: string, problems: string[]): Omit<ResolvedPlatform, 'apiVersion' | 'byApiKey' | 'byHandle'> {
+function resolveSingle(
+  shopify: PlatformConfig,
+  env: NodeJS.ProcessEnv,
+  projectDir: string,
+  problems: string[],
+): Omit<ResolvedPlatform, 'apiVersion' | 'byApiKey' | 'byHandle'> {
   const apiKey = envValue(env, 'PLATFORM_API_KEY');
   const apiSecret = envValue(env, 'PLATFORM_API_SECRET');
   const missing = [apiKey === undefined && 'PLATFORM_API_KEY', apiSecret === undefined && 'PLATFORM_API_SECRET'].filter(Boolean);
   for (const name of missing) {
-    problems.push(`${name}: required in single-app mode (\`shopify.apps\` is not configured); set it to the app's ${name === 'PLATFORM_API_KEY' ? 'client ID' : 'client secret'}`);
+    problems.push(
+      `${name}: required in single-app mode (\`shopify.apps\` is not configured); set it to the app's ${name === 'PLATFORM_API_KEY' ? 'client ID' : 'client secret'}`,
+    );
   }
   const appUrl = appUrlFromEnv(env, problems);
   let scopes = globalScopes(shopify, problems) ?? null;
@@ -179,9 +186,16 @@ function resolveSingle(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectD
   };
 }
 
-function resolveApp(handle: string, app: PlatformAppConfig, env: NodeJS.ProcessEnv, projectDir: string, problems: string[]): { app: ResolvedApp; toml: AppToml | null } {
+function resolveApp(
+  handle: string,
+  app: PlatformAppConfig,
+  env: NodeJS.ProcessEnv,
+  projectDir: string,
+  problems: string[],
+): { app: ResolvedApp; toml: AppToml | null } {
   const where = `shopify.apps.${handle}`;
-  if (!APP_HANDLE_PATTERN.test(handle)) problems.push(`${where}: the handle ${JSON.stringify(handle)} may contain only letters, numbers, "_" and "-"`);
+  if (!APP_HANDLE_PATTERN.test(handle))
+    problems.push(`${where}: the handle ${JSON.stringify(handle)} may contain only letters, numbers, "_" and "-"`);
   if (typeof app !== 'object' || app === null) {
     problems.push(`${where}: must be an object with \`apiSecret\` and either \`toml\` or \`apiKey\``);
     return { app: { handle, apiKey: '', apiSecret: '', appUrl: null }, toml: null };
@@ -198,8 +212,10 @@ function resolveApp(handle: string, app: PlatformAppConfig, env: NodeJS.ProcessE
   const explicitKey = nonEmpty(app.apiKey, 'apiKey');
   const apiSecret = nonEmpty(app.apiSecret, 'apiSecret');
   if (app.apiSecret === undefined) problems.push(`${where}.apiSecret: required`);
-  if (app.toml !== undefined && app.apiKey !== undefined) problems.push(`${where}: \`toml\` and \`apiKey\` are mutually exclusive; give one of them`);
-  if (app.toml === undefined && app.apiKey === undefined) problems.push(`${where}: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set`);
+  if (app.toml !== undefined && app.apiKey !== undefined)
+    problems.push(`${where}: \`toml\` and \`apiKey\` are mutually exclusive; give one of them`);
+  if (app.toml === undefined && app.apiKey === undefined)
+    problems.push(`${where}: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set`);
 
   let toml: AppToml | null = null;
   let apiKey = explicitKey;
@@ -212,13 +228,19 @@ function resolveApp(handle: string, app: PlatformAppConfig, env: NodeJS.ProcessE
   let appUrl: string | null;
   const override = nonEmpty(app.appUrl, 'appUrl');
   if (override !== undefined) appUrl = checkUrl(override, `${where}.appUrl`, problems);
-  else if (toml?.applicationUrl !== undefined) appUrl = checkUrl(toml.applicationUrl, `${where}.toml: application_url in "${toml.path}"`, problems);
+  else if (toml?.applicationUrl !== undefined)
+    appUrl = checkUrl(toml.applicationUrl, `${where}.toml: application_url in "${toml.path}"`, problems);
   else appUrl = appUrlFromEnv(env, problems);
 
   return { app: { handle, apiKey: apiKey ?? '', apiSecret: apiSecret ?? '', appUrl }, toml };
 }
 
-function resolveMulti(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDir: string, problems: string[]): Omit<ResolvedPlatform, 'apiVersion' | 'byApiKey' | 'byHandle'> {
+function resolveMulti(
+  shopify: PlatformConfig,
+  env: NodeJS.ProcessEnv,
+  projectDir: string,
+  problems: string[],
+): Omit<ResolvedPlatform, 'apiVersion' | 'byApiKey' | 'byHandle'> {
   const entries = typeof shopify.apps === 'object' && shopify.apps !== null ? Object.entries(shopify.apps) : [];
   if (entries.length === 0) problems.push('shopify.apps: configure at least one app, or omit `apps` for single-app mode');
   const apps: ResolvedApp[] = [];
@@ -236,7 +258,8 @@ function resolveMulti(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDi
   for (const app of apps) {
     if (app.apiKey === '') continue;
     const first = byKey.get(app.apiKey);
-    if (first !== undefined) problems.push(`shopify.apps.${app.handle}: has the same API key (client ID) as shopify.apps.${first}; each app needs its own`);
+    if (first !== undefined)
+      problems.push(`shopify.apps.${app.handle}: has the same API key (client ID) as shopify.apps.${first}; each app needs its own`);
     else byKey.set(app.apiKey, app.handle);
   }
 
@@ -244,8 +267,12 @@ function resolveMulti(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDi
   if (shopify.scopes === undefined && tomls.length > 0) {
     const distinct = new Set(tomls.map((toml) => toml.scopes));
     if (distinct.size > 1) {
-      const listed = tomls.map((toml) => `"${toml.path}" (${toml.scopes === null ? 'no access_scopes.scopes' : JSON.stringify(toml.scopes)})`).join(', ');
-      problems.push(`shopify.scopes: not set, and the app TOML files disagree on scopes: ${listed}; per-app scopes are not supported, set one global \`shopify.scopes\` or make the files agree`);
+      const listed = tomls
+        .map((toml) => `"${toml.path}" (${toml.scopes === null ? 'no access_scopes.scopes' : JSON.stringify(toml.scopes)})`)
+        .join(', ');
+      problems.push(
+        `shopify.scopes: not set, and the app TOML files disagree on scopes: ${listed}; per-app scopes are not supported, set one global \`shopify.scopes\` or make the files agree`,
+      );
     } else {
       scopes = tomls[0].scopes;
     }
@@ -260,7 +287,8 @@ function resolveMulti(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDi
 export function resolvePlatform(shopify: PlatformConfig, env: NodeJS.ProcessEnv, projectDir: string): ResolvedPlatform {
   const config: PlatformConfig = shopify ?? {};
   const problems: string[] = [];
-  const resolved = config.apps === undefined ? resolveSingle(config, env, projectDir, problems) : resolveMulti(config, env, projectDir, problems);
+  const resolved =
+    config.apps === undefined ? resolveSingle(config, env, projectDir, problems) : resolveMulti(config, env, projectDir, problems);
   let apiVersion = LATEST_STABLE_API_VERSION;
   if (config.apiVersion !== undefined) {
     if (typeof config.apiVersion !== 'string' || !/^(\d{4}-\d{2}|unstable)$/.test(config.apiVersion)) {

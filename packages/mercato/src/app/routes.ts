@@ -51,15 +51,22 @@ export type RouteAuthFunction<Auth extends {} = {}, P extends ProvidersMap = Pro
 
 export type RouteAuth<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = 'none' | RouteAuthFunction<Auth, P>;
 
-export type RouteHandler<Auth = unknown, P extends ProvidersMap = ProvidersMap> = (request: Request, ctx: RouteContext<Auth, P>) => Response | Promise<Response>;
+export type RouteHandler<Auth = unknown, P extends ProvidersMap = ProvidersMap> = (
+  request: Request,
+  ctx: RouteContext<Auth, P>,
+) => Response | Promise<Response>;
 
-export type RouteDefinition<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = { auth: RouteAuth<Auth, P> } & Partial<Record<RouteMethod, RouteHandler<Auth, P>>>;
+export type RouteDefinition<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = { auth: RouteAuth<Auth, P> } & Partial<
+  Record<RouteMethod, RouteHandler<Auth, P>>
+>;
 
 /**
  * Gives a route file its types: `export default defineRoute({ auth: 'none', GET(request, ctx) { … } })`. For provider
  * connectors typed by your app's providers, use `app.defineRoute` (the builder of defineApp) or the `defineRoute` of
  * the configured instance that service.config.ts exports.
  */
-export function defineRoute<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap>(route: RouteDefinition<Auth, P>): RouteDefinition<Auth, P> {
+export function defineRoute<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap>(
+  route: RouteDefinition<Auth, P>,
+): RouteDefinition<Auth, P> {
   return route;
 }

@@ -11,6 +11,10 @@ export function isShopDomain(value: unknown): value is string {
 /** Trims, lower-cases and strips a scheme or trailing slash; returns null when the result is not a shop domain. */
 export function normalizeShopDomain(value: unknown): string | null {
   if (typeof value !== 'string') return null;
-  const cleaned = value.trim().toLowerCase().replace(/^https?:\/\//, '').replace(/\/+$/, '');
+  const cleaned = value
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, '')
+    .replace(/\/+$/, '');
   return isShopDomain(cleaned) ? cleaned : null;
 }

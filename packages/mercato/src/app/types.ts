@@ -74,9 +74,10 @@ export interface DispatchResult {
 }
 
 /** Connector object of one provider: its methods without their first (config) argument. */
-export type ProviderConnector<P> = P extends ProviderDefinition<any, infer M>
-  ? { [K in keyof M]: M[K] extends (config: any, ...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never }
-  : never;
+export type ProviderConnector<P> =
+  P extends ProviderDefinition<any, infer M>
+    ? { [K in keyof M]: M[K] extends (config: any, ...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never }
+    : never;
 
 export type ProviderConnectors<P extends ProvidersMap> = { [K in keyof P]: ProviderConnector<P[K]> };
 
@@ -127,7 +128,12 @@ export interface FlowConcurrency {
   limit: number;
 }
 
-export interface FlowDefinition<Name extends string = string, Input extends Schema<any, any> = Schema<any, any>, Output = unknown, P extends ProvidersMap = any> {
+export interface FlowDefinition<
+  Name extends string = string,
+  Input extends Schema<any, any> = Schema<any, any>,
+  Output = unknown,
+  P extends ProvidersMap = any,
+> {
   name: Name;
   description?: string;
   input: Input;
@@ -173,7 +179,10 @@ export type FieldsMap = Record<string, FieldSpec>;
 type FieldValue<F extends FieldSpec> = F['type'] extends 'number' ? number : F['type'] extends 'checkbox' ? boolean : string;
 export type ProviderConfigOf<Fields extends FieldsMap> = { [K in keyof Fields]: FieldValue<Fields[K]> };
 
-export interface ProviderDefinition<Fields extends FieldsMap = FieldsMap, Methods extends Record<string, (config: any, ...args: any[]) => any> = Record<string, (config: any, ...args: any[]) => any>> {
+export interface ProviderDefinition<
+  Fields extends FieldsMap = FieldsMap,
+  Methods extends Record<string, (config: any, ...args: any[]) => any> = Record<string, (config: any, ...args: any[]) => any>,
+> {
   name: string;
   description?: string;
   ui: { fields: Fields };
@@ -308,9 +317,7 @@ export interface McpToolContext {
 }
 
 export type McpToolResult =
-  | string
-  | Record<string, unknown>
-  | { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+  string | Record<string, unknown> | { content?: unknown[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 
 export interface McpToolDefinition {
   description: string;

@@ -16,14 +16,28 @@ import { at, checkKnownKeys, got, isPlainObject, Problems } from './validate/uti
 export class ConfigError extends Error {
   readonly problems: string[];
   constructor(problems: string[]) {
-    super(`Invalid Mercato configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    super(
+      `Invalid Mercato configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
     this.problems = problems;
   }
 }
 
 /** Options `defineConfig` accepts. */
-export const CONFIG_KEYS = ['flows', 'shopify', 'functions', 'mcp', 'webhooks', 'crons', 'experimental', 'pages', 'worker', 'retryPolicy', 'onError'] as const;
+export const CONFIG_KEYS = [
+  'flows',
+  'shopify',
+  'functions',
+  'mcp',
+  'webhooks',
+  'crons',
+  'experimental',
+  'pages',
+  'worker',
+  'retryPolicy',
+  'onError',
+] as const;
 /** Options `defineApp` accepts. */
 export const BASE_KEYS = ['providers', 'pages'] as const;
 
@@ -40,13 +54,7 @@ export function collectConfigProblems(base: AppBase<any>, config: AppConfigInput
   for (const key of Object.keys(config)) {
     if (key === 'providers') problems.add('providers', 'belongs in the base definition: defineApp({ providers }), not defineConfig');
   }
-  checkKnownKeys(
-    problems,
-    '',
-    Object.fromEntries(Object.entries(config).filter(([key]) => key !== 'providers')),
-    CONFIG_KEYS,
-    'option',
-  );
+  checkKnownKeys(problems, '', Object.fromEntries(Object.entries(config).filter(([key]) => key !== 'providers')), CONFIG_KEYS, 'option');
   checkFlows(problems, config.flows);
   checkBase(problems, baseObj);
   checkFunctions(problems, config.functions);

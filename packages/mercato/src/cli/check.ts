@@ -18,7 +18,13 @@ export async function runCheck(values: CliValues, io: CliIo): Promise<number> {
   }
 }
 
-async function report(instance: MercatoInstance<any, any>, configPath: string, projectDir: string, loadModule: ModuleLoader, io: CliIo): Promise<number> {
+async function report(
+  instance: MercatoInstance<any, any>,
+  configPath: string,
+  projectDir: string,
+  loadModule: ModuleLoader,
+  io: CliIo,
+): Promise<number> {
   const env = { ...io.env };
   // check judges the config as `mercato dev` would run it unless NODE_ENV says production
   if (env.NODE_ENV !== 'production') applyDevDefaults(env, instance.config.shopify);
@@ -42,11 +48,25 @@ async function report(instance: MercatoInstance<any, any>, configPath: string, p
   io.out(`  crons:      ${c.crons.length === 0 ? '(none)' : c.crons.map((e) => `${e.flow}:${e.schedule}`).join(', ')}`);
   io.out(`  functions:  ${names(c.functions)}`);
   io.out(`  webhooks:   ${names(c.webhooks)}`);
-  io.out(`  mcp:        ${c.mcp.enabled ? 'enabled' : 'disabled'}; tools: ${names(c.mcp.tools)}; resources: ${names(c.mcp.resources)}; permissions: ${names(c.mcp.permissions)}`);
+  io.out(
+    `  mcp:        ${c.mcp.enabled ? 'enabled' : 'disabled'}; tools: ${names(c.mcp.tools)}; resources: ${names(c.mcp.resources)}; permissions: ${names(c.mcp.permissions)}`,
+  );
   io.out(`  routes:     ${routesLine(routes.routes)}`);
-  io.out(`  pages:      ${Object.entries(c.pages).map(([k, v]) => `${k}=${v}`).join(', ')}`);
-  io.out(`  worker:     ${Object.entries(c.worker).map(([k, v]) => `${k}=${v}`).join(', ')}`);
-  io.out(`  retry:      ${Object.entries(c.retryPolicy).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  io.out(
+    `  pages:      ${Object.entries(c.pages)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
+  io.out(
+    `  worker:     ${Object.entries(c.worker)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
+  io.out(
+    `  retry:      ${Object.entries(c.retryPolicy)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
   return 0;
 }
 

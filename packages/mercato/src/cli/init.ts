@@ -143,10 +143,16 @@ export async function runInit(options: InitOptions): Promise<number> {
     err(`mercato init: ${named} exists and is not a directory`);
     return 1;
   }
-  const entries = existsSync(target) ? readdirSync(target).filter((e) => !IGNORED_ENTRIES.has(e)).sort() : [];
+  const entries = existsSync(target)
+    ? readdirSync(target)
+        .filter((e) => !IGNORED_ENTRIES.has(e))
+        .sort()
+    : [];
   if (entries.length > 0 && !options.force) {
     err(`mercato init: the directory ${named} is not empty (it contains ${entryList(entries)}).`);
-    err('Pass --force to create the app in it anyway: the files of the scaffold overwrite files of the same name, other files are left as they are.');
+    err(
+      'Pass --force to create the app in it anyway: the files of the scaffold overwrite files of the same name, other files are left as they are.',
+    );
     return 1;
   }
   const files = templateFiles()
@@ -167,7 +173,9 @@ export async function runInit(options: InitOptions): Promise<number> {
   }
   if (blocked.length > 0) {
     const list = [...new Set(blocked)];
-    err(`mercato init: cannot write the scaffold into ${named}: ${list.join(', ')} ${list.length === 1 ? 'is' : 'are'} in the way; move ${list.length === 1 ? 'it' : 'them'} and run again`);
+    err(
+      `mercato init: cannot write the scaffold into ${named}: ${list.join(', ')} ${list.length === 1 ? 'is' : 'are'} in the way; move ${list.length === 1 ? 'it' : 'them'} and run again`,
+    );
     return 1;
   }
 

@@ -113,7 +113,9 @@ export interface LoadConfigOptions {
 export async function loadConfig(cwd: string, explicit?: string, options: LoadConfigOptions = {}): Promise<LoadedConfig> {
   const configPath = findConfigFile(cwd, explicit);
   const projectDir = dirname(configPath);
-  const buildRoot = options.buildRoot ?? (process.env.MERCATO_BUILD_DIR ? resolve(projectDir, process.env.MERCATO_BUILD_DIR) : join(projectDir, '.mercato', 'build'));
+  const buildRoot =
+    options.buildRoot ??
+    (process.env.MERCATO_BUILD_DIR ? resolve(projectDir, process.env.MERCATO_BUILD_DIR) : join(projectDir, '.mercato', 'build'));
   const routesDir = join(projectDir, 'routes');
   const routeFiles: RouteFile[] = scanRouteFiles(routesDir).routes;
   generation += 1;
@@ -155,7 +157,9 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
         __filename: '__mercato_filename',
       },
       // CommonJS files of the app may call require(): give the ES module output one
-      banner: { js: "import { createRequire as __mercatoCreateRequire } from 'node:module'; const require = __mercatoCreateRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __mercatoCreateRequire } from 'node:module'; const require = __mercatoCreateRequire(import.meta.url);",
+      },
       plugins: [originalLocations()],
     });
     metafile = result.metafile;
@@ -167,7 +171,8 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
   }
 
   const outputs = new Map<string, string>();
-  for (const [out, meta] of Object.entries(metafile.outputs)) if (meta.entryPoint) outputs.set(resolve(projectDir, meta.entryPoint), resolve(projectDir, out));
+  for (const [out, meta] of Object.entries(metafile.outputs))
+    if (meta.entryPoint) outputs.set(resolve(projectDir, meta.entryPoint), resolve(projectDir, out));
   const inputs = Object.keys(metafile.inputs)
     .map((p) => resolve(projectDir, p))
     .filter((p) => !p.split(sep).includes('node_modules'));
@@ -175,7 +180,8 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
   // package and the bundle, and these say which file of the app it was
   const packageImports: PackageImport[] = [];
   for (const [input, meta] of Object.entries(metafile.inputs)) {
-    for (const imp of meta.imports) if (imp.external) packageImports.push({ file: resolve(projectDir, input), specifier: imp.original ?? imp.path });
+    for (const imp of meta.imports)
+      if (imp.external) packageImports.push({ file: resolve(projectDir, input), specifier: imp.original ?? imp.path });
   }
   const hints = { packageImports, buildDir: outDir };
 
@@ -194,7 +200,9 @@ export async function loadConfig(cwd: string, explicit?: string, options: LoadCo
     dispose();
     throw new UserCodeError(
       `${display} must export the configured instance as its default export:\n\n  export default defineApp({ ... }).defineConfig({ ... });\n\n` +
-        (instance === undefined ? `It has no default export (its exports: ${Object.keys(mod).join(', ') || 'none'}).` : `Its default export is ${describe(instance)}.`),
+        (instance === undefined
+          ? `It has no default export (its exports: ${Object.keys(mod).join(', ') || 'none'}).`
+          : `Its default export is ${describe(instance)}.`),
     );
   }
   const loadModule: ModuleLoader = async (file) => {
@@ -223,6 +231,11 @@ function esmShape(mod: Record<string, unknown>): Record<string, unknown> {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'function') return 'a function';
-  if (typeof value === 'object') return `an object with keys ${Object.keys(value as object).slice(0, 5).join(', ') || '(none)'}`;
+  if (typeof value === 'object')
+    return `an object with keys ${
+      Object.keys(value as object)
+        .slice(0, 5)
+        .join(', ') || '(none)'
+    }`;
   return `${typeof value} ${JSON.stringify(value)}`;
 }

@@ -68,10 +68,17 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
     .showSuggestionAfterError(true)
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .exitOverride()
-    .addHelpText('after', '\nDocs: docs/cli.md and docs/getting-started.md. Environment: docs/environment.md.\nExample:\n  $ npx mercato init my-app && cd my-app && npm install && npm run dev');
+    .addHelpText(
+      'after',
+      '\nDocs: docs/cli.md and docs/getting-started.md. Environment: docs/environment.md.\nExample:\n  $ npx mercato init my-app && cd my-app && npm install && npm run dev',
+    );
   const action = (name: string) =>
     async function (this: Command, ...args: unknown[]) {
-      exitCode = await run(name, this.opts<CliValues>(), args.filter((a): a is string => typeof a === 'string'));
+      exitCode = await run(
+        name,
+        this.opts<CliValues>(),
+        args.filter((a): a is string => typeof a === 'string'),
+      );
     };
 
   program
@@ -85,10 +92,17 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
 
   program
     .command('dev')
-    .description('development: HTTP server, worker and cron scheduler in one process, embedded database, platform simulator, admin preview; reloads on change')
+    .description(
+      'development: HTTP server, worker and cron scheduler in one process, embedded database, platform simulator, admin preview; reloads on change',
+    )
     .addOption(configOption())
     .addOption(portOption())
-    .addOption(new Option('--sim-port <n>', 'port of the platform simulator (default: MERCATO_SIM_PORT or 3001; any free port when --port is 0)').argParser(parsePort))
+    .addOption(
+      new Option(
+        '--sim-port <n>',
+        'port of the platform simulator (default: MERCATO_SIM_PORT or 3001; any free port when --port is 0)',
+      ).argParser(parsePort),
+    )
     .option('-q, --quiet', 'do not print a line per run, retry, webhook, cron tick and MCP call')
     .option('--no-watch', 'do not reload when the config or a file of the app changes')
     .addOption(logLevelOption())
@@ -108,7 +122,11 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
     .command('worker')
     .description('claim and execute queued runs; run as many as you like; JSON log lines')
     .addOption(configOption())
-    .addOption(new Option('--concurrency <n>', 'maximum active runs (default: worker.concurrency from the config, else 5)').argParser(parsePositiveInt))
+    .addOption(
+      new Option('--concurrency <n>', 'maximum active runs (default: worker.concurrency from the config, else 5)').argParser(
+        parsePositiveInt,
+      ),
+    )
     .addOption(logLevelOption())
     .addHelpText('after', '\nExample:\n  $ DATABASE_URL=postgres://… npx mercato worker --concurrency 20')
     .action(action('worker'));

@@ -42,7 +42,13 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
   if (command === 'dev') return runDev(values, io);
 
   const loaded = await loadConfig(io.cwd, values.config);
-  const runtime = await createRuntime({ instance: loaded.instance, projectDir: loaded.projectDir, mode: command, env, loadModule: loaded.loadModule }).catch((error) => {
+  const runtime = await createRuntime({
+    instance: loaded.instance,
+    projectDir: loaded.projectDir,
+    mode: command,
+    env,
+    loadModule: loaded.loadModule,
+  }).catch((error) => {
     loaded.dispose();
     throw error;
   });
@@ -102,11 +108,14 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const projectDir = dirname(findConfigFile(io.cwd, values.config));
   const sessionEnv = loadRuntimeEnv(env, { projectDir, mode: 'dev' });
   const simPort = values.simPort ?? (env.MERCATO_SIM_PORT ? Number(env.MERCATO_SIM_PORT) : values.port === 0 ? 0 : DEFAULT_SIM_PORT);
-  if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535) throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
+  if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535)
+    throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
   // the slow steps of a start at once: bundle and import the app, open the database, start the simulator
   const [loadedResult, dbResult, simResult] = await Promise.allSettled([
     loadConfig(io.cwd, values.config),
-    openDatabase(sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir }),
+    openDatabase(
+      sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir },
+    ),
     startDevPlatform(env, { port: simPort }),
   ]);
   if (loadedResult.status === 'rejected' || dbResult.status === 'rejected' || simResult.status === 'rejected') {
@@ -132,7 +141,10 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const preview = !sessionEnv.production;
   try {
     await migrate(db);
-    const shell = { fetch: (request: Request, bindings: unknown) => (current ? current.app.fetch(request, bindings) : new Response('starting', { status: 503 })) };
+    const shell = {
+      fetch: (request: Request, bindings: unknown) =>
+        current ? current.app.fetch(request, bindings) : new Response('starting', { status: 503 }),
+    };
     server = await startHttpServer(shell, { port: sessionEnv.port, hostname: sessionEnv.bindAddress });
     cleanups.push(() => server!.close());
     const base = `http://localhost:${server.port}`;
@@ -141,11 +153,29 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     const retiring = new Set<Promise<void>>();
     /** Builds a version of the app; throws (and leaves nothing running) when it is not good. */
     const startGeneration = async (next: LoadedConfig): Promise<Generation> => {
-      const runtime = await createRuntime({ instance: next.instance, projectDir: next.projectDir, mode: 'dev', env, db, logger, migrate: false, loadModule: next.loadModule, plaintextWarning: false });
+      const runtime = await createRuntime({
+        instance: next.instance,
+        projectDir: next.projectDir,
+        mode: 'dev',
+        env,
+        db,
+        logger,
+        migrate: false,
+        loadModule: next.loadModule,
+        plaintextWarning: false,
+      });
       try {
         const routes = await prepareRoutes(routesWiring(runtime));
         const app = buildApp(runtime, { preview, previewShops: devPlatform?.shops, mountRoutes: routes.mount });
-        const detachTerminal = attachTerminal(runtime, { format: 'pretty', quiet, out: io.out, adminUrl: base, previewLinks: preview, color: io.isTTY, level: sessionEnv.logLevel });
+        const detachTerminal = attachTerminal(runtime, {
+          format: 'pretty',
+          quiet,
+          out: io.out,
+          adminUrl: base,
+          previewLinks: preview,
+          color: io.isTTY,
+          level: sessionEnv.logLevel,
+        });
         devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
         const worker = await startWorker(runtime);
         const scheduler = startCronScheduler(runtime);
@@ -191,7 +221,9 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     const lines = [
       `mercato dev ${runtime.version} — listening on ${base} (ready in ${Date.now() - started} ms)`,
       `  admin UI:      ${base}/`,
-      preview ? `  admin preview: ${base}${PREVIEW_PREFIX}/  (pick a shop; development only)` : '  admin preview: disabled (NODE_ENV=production)',
+      preview
+        ? `  admin preview: ${base}${PREVIEW_PREFIX}/  (pick a shop; development only)`
+        : '  admin preview: disabled (NODE_ENV=production)',
       `  admin API:     ${base}/api (session token required)`,
       `  routes:        ${base}/routes/…`,
       `  MCP:           ${base}/mcp`,
@@ -205,7 +237,8 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     ];
     io.out(lines.join('\n'));
     if (filled.length > 0) io.out(`note: using development values for ${filled.join(', ')} (see docs/environment.md)`);
-    if (!sessionEnv.encryptionKey) io.out('note: ENCRYPTION_KEY is not set: provider secrets are stored unencrypted (development only; see docs/secrets.md)');
+    if (!sessionEnv.encryptionKey)
+      io.out('note: ENCRYPTION_KEY is not set: provider secrets are stored unencrypted (development only; see docs/secrets.md)');
     if (values.watch !== false) {
       const watcher = watchProject(loaded.projectDir, async (changed) => {
         const t = Date.now();
@@ -228,12 +261,16 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
           io.err('mercato dev: the last good version keeps serving; fix the file and save it again');
           return;
         }
-        io.out(`↻ reloaded in ${Date.now() - t} ms (${changed.slice(0, 3).join(', ')}${changed.length > 3 ? `, +${changed.length - 3} more` : ''})`);
+        io.out(
+          `↻ reloaded in ${Date.now() - t} ms (${changed.slice(0, 3).join(', ')}${changed.length > 3 ? `, +${changed.length - 3} more` : ''})`,
+        );
       });
       cleanups.push(() => watcher.close());
       await watcher.ready;
       // a file saved while the app was starting (before the watcher saw anything) reloads it now
-      const late = [...loaded.inputs, ...scanRouteFiles(join(loaded.projectDir, 'routes')).routes.map((r) => r.file)].filter((file) => modifiedSince(file, started));
+      const late = [...loaded.inputs, ...scanRouteFiles(join(loaded.projectDir, 'routes')).routes.map((r) => r.file)].filter((file) =>
+        modifiedSince(file, started),
+      );
       if (late.length > 0) watcher.notify(late);
       io.out(`watching ${loaded.projectDir} for changes (Ctrl-C to stop)`);
     }

@@ -100,7 +100,17 @@ function levelValue(level: string): number {
   return value;
 }
 
-const ANSI = { reset: '\x1b[0m', bold: '\x1b[1m', dim: '\x1b[2m', red: '\x1b[31m', green: '\x1b[32m', yellow: '\x1b[33m', blue: '\x1b[34m', magenta: '\x1b[35m', cyan: '\x1b[36m' };
+const ANSI = {
+  reset: '\x1b[0m',
+  bold: '\x1b[1m',
+  dim: '\x1b[2m',
+  red: '\x1b[31m',
+  green: '\x1b[32m',
+  yellow: '\x1b[33m',
+  blue: '\x1b[34m',
+  magenta: '\x1b[35m',
+  cyan: '\x1b[36m',
+};
 type Paint = keyof typeof ANSI;
 
 /** `12ms`, `1.2s`, `4s`, `42s`, `2m05s`, `2h01m`. */
@@ -138,7 +148,8 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
   const base = o.adminUrl?.replace(/\/+$/, '');
   const link = (runId: string | null, shop: string | null, app: string | null) => {
     if (!base || !runId) return null;
-    const query = o.previewLinks && shop ? `?preview-shop=${encodeURIComponent(shop)}${app ? `&preview-app=${encodeURIComponent(app)}` : ''}` : '';
+    const query =
+      o.previewLinks && shop ? `?preview-shop=${encodeURIComponent(shop)}${app ? `&preview-app=${encodeURIComponent(app)}` : ''}` : '';
     return paint('dim', `${base}/runs/${runId}${query}`);
   };
   const where = (shop: string | null, app: string | null) => {
@@ -146,7 +157,10 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
     return o.showApp && app ? `${place} [${app}]` : place;
   };
   const line = (at: Date, symbol: string, style: Paint, head: string, ...rest: Array<string | null | false>) =>
-    [`${paint('dim', formatClock(at))} ${paint(style, symbol)} ${head}`, ...rest.filter((p): p is string => typeof p === 'string' && p !== '')].join('  ');
+    [
+      `${paint('dim', formatClock(at))} ${paint(style, symbol)} ${head}`,
+      ...rest.filter((p): p is string => typeof p === 'string' && p !== ''),
+    ].join('  ');
   const name = (flow: string) => paint('bold', flow);
 
   return (e) => {
@@ -154,11 +168,34 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
       case 'run.dispatched':
         // a webhook's and a cron's run are told by their own line
         if (e.trigger === 'webhook' || e.trigger === 'cron') return null;
-        return line(e.at, '→', 'cyan', `${name(e.flow)} dispatched`, where(e.shop, e.app), `via ${e.trigger}`, link(e.runId, e.shop, e.app));
+        return line(
+          e.at,
+          '→',
+          'cyan',
+          `${name(e.flow)} dispatched`,
+          where(e.shop, e.app),
+          `via ${e.trigger}`,
+          link(e.runId, e.shop, e.app),
+        );
       case 'run.started':
-        return line(e.at, '▶', 'blue', `${name(e.flow)} started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`, where(e.shop, e.app), link(e.runId, e.shop, e.app));
+        return line(
+          e.at,
+          '▶',
+          'blue',
+          `${name(e.flow)} started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`,
+          where(e.shop, e.app),
+          link(e.runId, e.shop, e.app),
+        );
       case 'run.completed':
-        return line(e.at, '✓', 'green', `${name(e.flow)} completed`, where(e.shop, e.app), formatDuration(e.durationMs), link(e.runId, e.shop, e.app));
+        return line(
+          e.at,
+          '✓',
+          'green',
+          `${name(e.flow)} completed`,
+          where(e.shop, e.app),
+          formatDuration(e.durationMs),
+          link(e.runId, e.shop, e.app),
+        );
       case 'run.failed':
         if (e.willRetry && e.step !== null) return null; // its step.retried line says it all
         if (e.willRetry) {
@@ -191,7 +228,14 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
         );
       case 'webhook.received': {
         const outcome = e.duplicate ? paint('dim', 'duplicate, ignored') : !e.handled ? paint('dim', 'no handler, ignored') : null;
-        return line(e.at, '⇢', 'cyan', `webhook ${paint('bold', e.topic)} from ${where(e.shop, e.app)}`, outcome, link(e.runId, e.shop, e.app));
+        return line(
+          e.at,
+          '⇢',
+          'cyan',
+          `webhook ${paint('bold', e.topic)} from ${where(e.shop, e.app)}`,
+          outcome,
+          link(e.runId, e.shop, e.app),
+        );
       }
       case 'cron.fired':
         return line(

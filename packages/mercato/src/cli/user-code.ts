@@ -43,7 +43,11 @@ export function codeFrame(loc: SourceLocation, message?: string): string {
   } catch {
     return '';
   }
-  return codeFrameColumns(source, { start: { line: loc.line, column: loc.column } }, { highlightCode: false, linesAbove: 2, linesBelow: 2, message });
+  return codeFrameColumns(
+    source,
+    { start: { line: loc.line, column: loc.column } },
+    { highlightCode: false, linesAbove: 2, linesBelow: 2, message },
+  );
 }
 
 const indent = (text: string, by = '  ') =>
@@ -188,5 +192,9 @@ export function fromEvaluationError(error: unknown, projectDir: string, what: st
   const title = err.name && err.name !== 'Error' && !message.startsWith(err.name) ? `${err.name}: ${message}` : message;
   const heading = isLinkError(err) ? `${what} cannot be loaded` : `${what} threw while loading`;
   if (!where) return new UserCodeError(`${heading}: ${title}`, [], { cause: err });
-  return new UserCodeError(`${heading}, at ${displayLocation(projectDir, where)}:\n\n${indent(title)}\n\n${indent(codeFrame(where))}`, [where], { cause: err });
+  return new UserCodeError(
+    `${heading}, at ${displayLocation(projectDir, where)}:\n\n${indent(title)}\n\n${indent(codeFrame(where))}`,
+    [where],
+    { cause: err },
+  );
 }

@@ -117,7 +117,10 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
       if (!fireAt || fireAt.getTime() <= floor) continue;
       const earlier = schedule.nextAfter(new Date(floor));
       if (previous !== undefined && earlier && earlier < fireAt) {
-        log.info({ cron: spec.key, fireAt: fireAt.toISOString() }, 'cron scheduler was behind: only the most recent due fire time is considered');
+        log.info(
+          { cron: spec.key, fireAt: fireAt.toISOString() },
+          'cron scheduler was behind: only the most recent due fire time is considered',
+        );
       }
       due.push({ spec, schedule, fireAt });
     }
@@ -126,7 +129,11 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
 
   /** The (shop, fire time) claims to attempt, and how many were already claimed (by any scheduler). */
   async function targetsOf(appHandle: string, due: ReturnType<typeof dueFireTimes>): Promise<{ targets: Target[]; claimedBefore: number }> {
-    const disabled = await disabledPairs(deps.db, appHandle, due.map((d) => d.spec.key));
+    const disabled = await disabledPairs(
+      deps.db,
+      appHandle,
+      due.map((d) => d.spec.key),
+    );
     let allShops: string[] | undefined;
     const targets: Target[] = [];
     let claimedBefore = 0;
@@ -142,17 +149,27 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
       };
       if (spec.shops === 'global') add(null, true);
       else if (spec.shops === 'all') for (const shop of (allShops ??= await deps.shops.activeShops(appHandle))) add(shop, true);
-      else for (const shop of typeof spec.shops === 'string' ? [spec.shops] : spec.shops) add(shop, await deps.shops.isActive(appHandle, shop));
+      else
+        for (const shop of typeof spec.shops === 'string' ? [spec.shops] : spec.shops)
+          add(shop, await deps.shops.isActive(appHandle, shop));
     }
     return { targets, claimedBefore };
   }
 
   async function fire(target: Target, now: Date): Promise<Outcome> {
-    const claim: TickClaim = { appHandle: target.appHandle, shop: target.shop, cronKey: target.spec.key, fireAt: target.fireAt, schedulerId: id, claimedAt: now };
+    const claim: TickClaim = {
+      appHandle: target.appHandle,
+      shop: target.shop,
+      cronKey: target.spec.key,
+      fireAt: target.fireAt,
+      schedulerId: id,
+      claimedAt: now,
+    };
     const where = { appHandle: target.appHandle, shop: target.shop, cron: target.spec.key, fireAt: target.fireAt.toISOString() };
     if (target.skip) {
       if (!(await claimTick(deps.db, claim, 'skipped', target.skip))) return 'lostRaces';
-      if (target.skip === 'not_installed') log.warn(where, 'cron skipped: the shop listed in its `shops` has no active installation of the app');
+      if (target.skip === 'not_installed')
+        log.warn(where, 'cron skipped: the shop listed in its `shops` has no active installation of the app');
       else log.debug(where, 'cron skipped: disabled for this shop');
       return 'skipped';
     }
@@ -171,7 +188,15 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
         },
       });
       log.info({ ...where, runId, lateMs }, 'cron fired');
-      deps.events?.emit('cron.fired', { cron: target.spec.key, flow: target.spec.flow, app: target.appHandle, shop: where.shop, scheduledAt: target.fireAt, runId, lateMs });
+      deps.events?.emit('cron.fired', {
+        cron: target.spec.key,
+        flow: target.spec.flow,
+        app: target.appHandle,
+        shop: where.shop,
+        scheduledAt: target.fireAt,
+        runId,
+        lateMs,
+      });
       return 'dispatched';
     } catch (error) {
       if (error instanceof TickTaken) return 'lostRaces';
@@ -192,7 +217,17 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
   }
 
   async function pass(now: Date): Promise<TickSummary> {
-    const summary: TickSummary = { now: now.toISOString(), due: [], dispatched: 0, conflicts: 0, skipped: 0, failed: 0, alreadyClaimed: 0, lostRaces: 0, errors: 0 };
+    const summary: TickSummary = {
+      now: now.toISOString(),
+      due: [],
+      dispatched: 0,
+      conflicts: 0,
+      skipped: 0,
+      failed: 0,
+      alreadyClaimed: 0,
+      lostRaces: 0,
+      errors: 0,
+    };
     const due = dueFireTimes(now);
     const targets: Target[] = [];
     for (const appHandle of deps.appHandles) {
@@ -213,7 +248,10 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
           if (outcome === 'lostRaces') summary.alreadyClaimed++;
         } catch (error) {
           summary.errors++;
-          log.error({ err: error, cron: target.spec.key, shop: target.shop, fireAt: target.fireAt.toISOString() }, 'cron tick failed; the next pass retries it');
+          log.error(
+            { err: error, cron: target.spec.key, shop: target.shop, fireAt: target.fireAt.toISOString() },
+            'cron tick failed; the next pass retries it',
+          );
         }
       }
     };
@@ -221,7 +259,9 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     if (summary.errors === 0) previous = now.getTime();
     if (now.getTime() - lastPrune >= HOUR) {
       lastPrune = now.getTime();
-      await pruneTicks(deps.db, new Date(now.getTime() - retentionMs)).catch((error: unknown) => log.warn({ err: error }, 'pruning old cron ticks failed'));
+      await pruneTicks(deps.db, new Date(now.getTime() - retentionMs)).catch((error: unknown) =>
+        log.warn({ err: error }, 'pruning old cron ticks failed'),
+      );
     }
     return summary;
   }

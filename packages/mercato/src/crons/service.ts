@@ -64,7 +64,12 @@ export async function listCrons(deps: CronsDeps, tenant: Tenant): Promise<CronLi
 }
 
 /** Stores the tenant's override (never the config). An unknown key is a NotFoundError (404). */
-export async function setCronEnabled(deps: Pick<CronsDeps, 'db' | 'crons'>, tenant: Tenant, key: string, enabled: boolean): Promise<{ ok: true; key: string; enabled: boolean }> {
+export async function setCronEnabled(
+  deps: Pick<CronsDeps, 'db' | 'crons'>,
+  tenant: Tenant,
+  key: string,
+  enabled: boolean,
+): Promise<{ ok: true; key: string; enabled: boolean }> {
   if (!deps.crons.some((entry) => cronSpec(entry).key === key)) throw new NotFoundError(`Cron "${key}" is not configured`);
   await upsertOverride(deps.db, tenant, key, enabled);
   return { ok: true, key, enabled };

@@ -25,7 +25,9 @@ export async function upsertOverride(db: Query, t: Tenant, cronKey: string, enab
 
 /** The overrides of one tenant (shop null: the app-level overrides of global crons): cron key → enabled. */
 export async function overridesOf(db: Query, t: Tenant): Promise<Map<string, boolean>> {
-  const rows = await db.query<{ cron_key: string; enabled: boolean }>(sql`select cron_key, enabled from cron_overrides where ${rowTenant(t)}`);
+  const rows = await db.query<{ cron_key: string; enabled: boolean }>(
+    sql`select cron_key, enabled from cron_overrides where ${rowTenant(t)}`,
+  );
   return new Map(rows.map((r) => [r.cron_key, r.enabled]));
 }
 
@@ -34,7 +36,10 @@ export async function disabledPairs(db: Query, appHandle: string, keys: readonly
   if (keys.length === 0) return new Set();
   const rows = await db.query<{ shop: string; cron_key: string }>(sql`
     select shop, cron_key from cron_overrides
-    where app_handle = ${appHandle} and enabled = false and cron_key in (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`);
+    where app_handle = ${appHandle} and enabled = false and cron_key in (${sql.join(
+      keys.map((k) => sql`${k}`),
+      sql`, `,
+    )})`);
   return new Set(rows.map((r) => pairKey(fromRow(r.shop), r.cron_key)));
 }
 
@@ -56,7 +61,13 @@ export interface TickClaim extends Tenant {
  * Claims a tick with its outcome: inserts its row unless another scheduler already has (the primary key is the guard; a
  * concurrent claimer waits for the first one's transaction and then sees the row). True when this call inserted it.
  */
-export async function claimTick(db: Query, claim: TickClaim, status: TickStatus, reason: string | null = null, runId: string | null = null): Promise<boolean> {
+export async function claimTick(
+  db: Query,
+  claim: TickClaim,
+  status: TickStatus,
+  reason: string | null = null,
+  runId: string | null = null,
+): Promise<boolean> {
   const rows = await db.query(sql`
     insert into cron_ticks (app_handle, shop, cron_key, fire_at, status, reason, run_id, scheduler_id, claimed_at)
     values (${claim.appHandle}, ${toRow(claim.shop)}, ${claim.cronKey}, ${claim.fireAt.toISOString()}::timestamptz, ${status}, ${reason},

@@ -7,7 +7,15 @@ import { type Context, Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
 import { NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
-import { type CustomPagesDeps, type OperationKind, type PageRequest, callOperation, listCustomPages, parseRpcBody, resolveOperation } from './service.ts';
+import {
+  type CustomPagesDeps,
+  type OperationKind,
+  type PageRequest,
+  callOperation,
+  listCustomPages,
+  parseRpcBody,
+  resolveOperation,
+} from './service.ts';
 
 export const CUSTOM_PAGES_PREFIX = '/api/pages/custom';
 

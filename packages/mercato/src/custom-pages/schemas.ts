@@ -6,5 +6,8 @@ import { z } from 'zod';
 import type { CustomPageRpcRequest } from '../api/types.ts';
 
 /** `{ input }` and nothing else; a missing `input` is `undefined`. */
-export const rpcBody = z.strictObject({ input: z.unknown().optional() }, { error: 'must be a JSON object' }) satisfies z.ZodType<CustomPageRpcRequest>;
+export const rpcBody = z.strictObject(
+  { input: z.unknown().optional() },
+  { error: 'must be a JSON object' },
+) satisfies z.ZodType<CustomPageRpcRequest>;
 export const RPC_NOT_AN_OBJECT = 'Body must be a JSON object: { "input": … }';

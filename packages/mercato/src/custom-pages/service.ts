@@ -82,8 +82,20 @@ async function withTimeLimit<T>(ms: number, parent: AbortSignal | undefined, fn:
   }
 }
 
-function contextFor(deps: CustomPagesDeps, req: PageRequest, page: string, signal: AbortSignal, operation?: { kind: OperationKind; name: string }): CustomPageContext {
-  const child = deps.logger.child({ requestId: req.requestId, appHandle: req.appHandle, shop: req.shop, customPage: page, ...(operation ?? {}) });
+function contextFor(
+  deps: CustomPagesDeps,
+  req: PageRequest,
+  page: string,
+  signal: AbortSignal,
+  operation?: { kind: OperationKind; name: string },
+): CustomPageContext {
+  const child = deps.logger.child({
+    requestId: req.requestId,
+    appHandle: req.appHandle,
+    shop: req.shop,
+    customPage: page,
+    ...(operation ?? {}),
+  });
   const log = (level: 'info' | 'warn' | 'error') => (message: string, data?: Record<string, unknown>) => child[level]({ data }, message);
   return {
     appHandle: req.appHandle,
@@ -91,8 +103,17 @@ function contextFor(deps: CustomPagesDeps, req: PageRequest, page: string, signa
     page,
     requestId: req.requestId,
     signal,
-    providers: createConnectors({ db: deps.db, secrets: deps.secrets, providers: deps.config.providers }, req.appHandle, req.shop) as CustomPageContext['providers'],
-    dispatchFlow: (options) => dispatchFlowFor(deps.dispatch, 'page', { appHandle: req.appHandle, shop: req.shop })({ flowName: options.flowName, input: options.input, retryPolicy: options.retryPolicy }),
+    providers: createConnectors(
+      { db: deps.db, secrets: deps.secrets, providers: deps.config.providers },
+      req.appHandle,
+      req.shop,
+    ) as CustomPageContext['providers'],
+    dispatchFlow: (options) =>
+      dispatchFlowFor(deps.dispatch, 'page', { appHandle: req.appHandle, shop: req.shop })({
+        flowName: options.flowName,
+        input: options.input,
+        retryPolicy: options.retryPolicy,
+      }),
     log: { info: log('info'), warn: log('warn'), error: log('error') },
   };
 }
@@ -105,7 +126,10 @@ async function isAuthorized(deps: CustomPagesDeps, req: PageRequest, key: string
     return (await withTimeLimit(MAX_OPERATION_TIMEOUT_MS, req.signal, (signal) => authorize(contextFor(deps, req, key, signal)))) === true;
   } catch (error) {
     if (req.signal?.aborted) return false;
-    deps.logger.error({ err: error, requestId: req.requestId, appHandle: req.appHandle, shop: req.shop, customPage: key }, 'custom page authorize failed; the page is treated as not authorized');
+    deps.logger.error(
+      { err: error, requestId: req.requestId, appHandle: req.appHandle, shop: req.shop, customPage: key },
+      'custom page authorize failed; the page is treated as not authorized',
+    );
     return false;
   }
 }
@@ -141,19 +165,37 @@ const own = <T>(map: Record<string, T> | undefined, key: string): T | undefined 
  * Finds the page's loader or action for this tenant: an unknown kind, page or name, or a page `authorize` refuses,
  * is the same 404.
  */
-export async function resolveOperation(deps: CustomPagesDeps, req: PageRequest, key: string, kind: string, name: string): Promise<CustomPageOperation> {
+export async function resolveOperation(
+  deps: CustomPagesDeps,
+  req: PageRequest,
+  key: string,
+  kind: string,
+  name: string,
+): Promise<CustomPageOperation> {
   const page = deps.config.experimental.customPages ? own(deps.config.experimental.pages, key) : undefined;
-  const operation = page && Object.hasOwn(OPERATION_KINDS, kind) ? own<CustomPageOperation>(page[OPERATION_KINDS[kind as OperationKind]], name) : undefined;
+  const operation =
+    page && Object.hasOwn(OPERATION_KINDS, kind) ? own<CustomPageOperation>(page[OPERATION_KINDS[kind as OperationKind]], name) : undefined;
   if (!page || !operation || !(await isAuthorized(deps, req, key, page))) throw new NotFoundError();
   return operation;
 }
 
 /** Runs the operation: input validated (400 with `issues`), the time limit (500 saying so: the admin API answers no 504), the result as JSON text (`{ "result": … }`). */
-export async function callOperation(deps: CustomPagesDeps, req: PageRequest, key: string, kind: OperationKind, name: string, operation: CustomPageOperation, input: unknown): Promise<string> {
+export async function callOperation(
+  deps: CustomPagesDeps,
+  req: PageRequest,
+  key: string,
+  kind: OperationKind,
+  name: string,
+  operation: CustomPageOperation,
+  input: unknown,
+): Promise<string> {
   let value = input;
   if (operation.input) {
     const parsed = await operation.input.safeParseAsync(input);
-    if (!parsed.success) throw new InvalidInputError(`Invalid input for ${kind} "${name}" of custom page "${key}"`, { issues: schemaIssuesBody(parsed.error.issues) });
+    if (!parsed.success)
+      throw new InvalidInputError(`Invalid input for ${kind} "${name}" of custom page "${key}"`, {
+        issues: schemaIssuesBody(parsed.error.issues),
+      });
     value = parsed.data;
   }
   const where = { requestId: req.requestId, appHandle: req.appHandle, shop: req.shop, customPage: key, kind, name };
@@ -164,7 +206,10 @@ export async function callOperation(deps: CustomPagesDeps, req: PageRequest, key
   } catch (error) {
     if (error instanceof TimeLimitError) {
       deps.logger.warn(where, `custom page ${kind} timed out after ${timeout} ms`);
-      throw new UpstreamError(`${kind === 'loader' ? 'Loader' : 'Action'} "${name}" of custom page "${key}" timed out after ${timeout} ms`, { requestId: req.requestId });
+      throw new UpstreamError(
+        `${kind === 'loader' ? 'Loader' : 'Action'} "${name}" of custom page "${key}" timed out after ${timeout} ms`,
+        { requestId: req.requestId },
+      );
     }
     if (req.signal?.aborted) deps.logger.info(where, `custom page ${kind} aborted: the client went away`);
     else deps.logger.error({ ...where, err: error }, `custom page ${kind} failed`);

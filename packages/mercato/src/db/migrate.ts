@@ -44,7 +44,10 @@ export interface MigrateResult {
   alreadyApplied: number;
 }
 
-export async function migrate(db: Database, options: { dir?: string; onProgress?: (tag: string, index: number, total: number) => void } = {}): Promise<MigrateResult> {
+export async function migrate(
+  db: Database,
+  options: { dir?: string; onProgress?: (tag: string, index: number, total: number) => void } = {},
+): Promise<MigrateResult> {
   const migrations = loadMigrations(options.dir);
   const applied: string[] = [];
   let alreadyApplied = 0;
@@ -55,7 +58,9 @@ export async function migrate(db: Database, options: { dir?: string; onProgress?
       hash text not null,
       applied_at timestamptz not null default now()
     )`);
-    const done = (await tx.execute(sql`select tag, hash from mercato_migrations`)) as unknown as { rows: Array<{ tag: string; hash: string }> };
+    const done = (await tx.execute(sql`select tag, hash from mercato_migrations`)) as unknown as {
+      rows: Array<{ tag: string; hash: string }>;
+    };
     const doneByTag = new Map(done.rows.map((r) => [r.tag, r.hash]));
     for (const [index, migration] of migrations.entries()) {
       const previous = doneByTag.get(migration.tag);

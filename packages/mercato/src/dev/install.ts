@@ -31,10 +31,18 @@ export async function installDevShops(runtime: DevInstallDeps, shops: string[]):
       try {
         const sessionToken = signSessionToken({ apiKey: app.apiKey, apiSecret: app.apiSecret, shop, ttlSeconds: 60 });
         const token = await exchangeSessionToken({ app, shop, sessionToken, platformOrigin: runtime.env.platformOrigin });
-        await saveInstallation(exec, runtime.secrets, { appHandle: app.handle, shop, accessToken: token.accessToken, scopes: token.scopes });
+        await saveInstallation(exec, runtime.secrets, {
+          appHandle: app.handle,
+          shop,
+          accessToken: token.accessToken,
+          scopes: token.scopes,
+        });
         return true;
       } catch (error) {
-        runtime.logger.warn({ appHandle: app.handle, shop, error: (error as Error).message }, 'could not install the app on a simulator shop at start-up; the first admin request will');
+        runtime.logger.warn(
+          { appHandle: app.handle, shop, error: (error as Error).message },
+          'could not install the app on a simulator shop at start-up; the first admin request will',
+        );
         return false;
       }
     }),

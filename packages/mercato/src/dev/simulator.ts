@@ -24,7 +24,9 @@ export const DEFAULT_SIM_PORT = 3001;
 
 export class SimulatorPortError extends Error {
   constructor(readonly port: number) {
-    super(`the platform simulator cannot listen on port ${port}: it is in use (another mercato dev?). Stop that process, or pick another port with --sim-port <n> or MERCATO_SIM_PORT`);
+    super(
+      `the platform simulator cannot listen on port ${port}: it is in use (another mercato dev?). Stop that process, or pick another port with --sim-port <n> or MERCATO_SIM_PORT`,
+    );
     this.name = 'SimulatorPortError';
   }
 }
@@ -46,8 +48,13 @@ export async function startDevPlatform(env: NodeJS.ProcessEnv, options: { port?:
     url: sim.url,
     shops: () => [...sim.state.shops.keys()],
     attach(platform, appUrl, functions = {}) {
-      const deployed = Object.values(functions).map((f) => ({ handle: f.handle, apiType: API_TYPES[f.type][0] as FunctionApiType, title: f.title }));
-      for (const app of platform.apps) sim.addApp({ apiKey: app.apiKey, apiSecret: app.apiSecret, appUrl, scopes: platform.scopes ?? undefined, functions: deployed });
+      const deployed = Object.values(functions).map((f) => ({
+        handle: f.handle,
+        apiType: API_TYPES[f.type][0] as FunctionApiType,
+        title: f.title,
+      }));
+      for (const app of platform.apps)
+        sim.addApp({ apiKey: app.apiKey, apiSecret: app.apiSecret, appUrl, scopes: platform.scopes ?? undefined, functions: deployed });
     },
     close: () => sim.close(),
   };

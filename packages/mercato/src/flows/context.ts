@@ -99,7 +99,11 @@ export async function createExecutionContext(
   // the stored steps of the run: a completed result is replayed, a sleeping one is resumed
   const stored = new Map((await completedStepResults(exec, run.id)).map((s) => [s.name, s]));
   const used = new Set<string>();
-  const state: { slept: boolean; fatal: Error | undefined; failedStep: { name: string; error: unknown } | undefined } = { slept: false, fatal: undefined, failedStep: undefined };
+  const state: { slept: boolean; fatal: Error | undefined; failedStep: { name: string; error: unknown } | undefined } = {
+    slept: false,
+    fatal: undefined,
+    failedStep: undefined,
+  };
   const maxBytes = deps.maxStepResultBytes ?? MAX_STEP_RESULT_BYTES;
   const stepWrite = (name: string, startedAt: Date): StepWrite => ({
     runId: run.id,
@@ -163,7 +167,9 @@ export async function createExecutionContext(
         if (timeout !== undefined) {
           if (!isTimerDelay(timeout)) {
             // the same code would pass the same value again: fail the run now, even if the flow swallows this
-            state.fatal = new StepOptionsError(`ctx.step("${name}") timeout must be a positive number of ms up to ${MAX_TIMER_MS} (got ${String(timeout)})`);
+            state.fatal = new StepOptionsError(
+              `ctx.step("${name}") timeout must be a positive number of ms up to ${MAX_TIMER_MS} (got ${String(timeout)})`,
+            );
             throw state.fatal;
           }
           stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
@@ -252,7 +258,10 @@ export function toJson(step: string, value: unknown, maxBytes: number, root = 'r
   if (json === undefined) json = 'null'; // a function or a symbol
   if (jsonHasBadText(json)) {
     const found = findBadText(JSON.parse(json), root);
-    throw new StepResultNotSerializableError(step, `${found?.path ?? root} contains ${found?.what ?? 'a NUL character or a lone surrogate'}, which PostgreSQL cannot store`);
+    throw new StepResultNotSerializableError(
+      step,
+      `${found?.path ?? root} contains ${found?.what ?? 'a NUL character or a lone surrogate'}, which PostgreSQL cannot store`,
+    );
   }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new StepResultTooLargeError(step, bytes, maxBytes);

@@ -33,7 +33,9 @@ export interface DispatchRequest {
 export type DispatchFn = (request: DispatchRequest) => Promise<DispatchResult>;
 
 /** Schema issues as the 400 bodies carry them: `{ path: "a.0.b", message, code }` (also used by custom pages). */
-export function schemaIssuesBody(issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code: string }>): Array<{ path: string; message: string; code: string }> {
+export function schemaIssuesBody(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string; code: string }>,
+): Array<{ path: string; message: string; code: string }> {
   return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message, code: i.code }));
 }
 
@@ -41,12 +43,16 @@ const POLICY_KEYS = ['maxAttempts', 'initialIntervalMs', 'backoffCoefficient', '
 
 export function validateDispatchPolicy(policy: unknown): Partial<RetryPolicy> | undefined {
   if (policy === undefined || policy === null) return undefined;
-  if (typeof policy !== 'object' || Array.isArray(policy)) throw new InvalidDispatchError('retryPolicy: must be an object', { field: 'retryPolicy' });
+  if (typeof policy !== 'object' || Array.isArray(policy))
+    throw new InvalidDispatchError('retryPolicy: must be an object', { field: 'retryPolicy' });
   for (const [key, value] of Object.entries(policy)) {
-    if (!(POLICY_KEYS as readonly string[]).includes(key)) throw new InvalidDispatchError(`retryPolicy.${key}: unknown field`, { field: `retryPolicy.${key}` });
+    if (!(POLICY_KEYS as readonly string[]).includes(key))
+      throw new InvalidDispatchError(`retryPolicy.${key}: unknown field`, { field: `retryPolicy.${key}` });
     if (value === undefined) continue;
     if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (key === 'maxAttempts' && !Number.isInteger(value))) {
-      throw new InvalidDispatchError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, { field: `retryPolicy.${key}` });
+      throw new InvalidDispatchError(`retryPolicy.${key}: must be a positive ${key === 'maxAttempts' ? 'integer' : 'number'}`, {
+        field: `retryPolicy.${key}`,
+      });
     }
     if (key.endsWith('Ms') && value > MAX_TIMER_MS) {
       throw new InvalidDispatchError(`retryPolicy.${key}: must be at most ${MAX_TIMER_MS} ms`, { field: `retryPolicy.${key}` });
@@ -70,7 +76,8 @@ export function resolveAppHandle(appHandles: readonly string[], requested: strin
     if (appHandles.length === 1) return appHandles[0];
     throw new InvalidDispatchError('shopifyApp: required in multi-app mode', { field: 'shopifyApp' });
   }
-  if (!appHandles.includes(requested)) throw new InvalidDispatchError(`shopifyApp: unknown app handle "${requested}"`, { field: 'shopifyApp' });
+  if (!appHandles.includes(requested))
+    throw new InvalidDispatchError(`shopifyApp: unknown app handle "${requested}"`, { field: 'shopifyApp' });
   return requested;
 }
 
@@ -106,12 +113,27 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
           throw new FlowConcurrencyError(message, flow.name, active[0]);
         }
       }
-      const id = await insertRun(exec, { appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId });
+      const id = await insertRun(exec, {
+        appHandle,
+        shop,
+        flowName: flow.name,
+        trigger: request.trigger,
+        input,
+        retryPolicy,
+        parentRunId: request.parentRunId,
+      });
       if (request.within) await request.within(exec, id);
       await notifyRuns(exec, id);
       return id;
     });
-    deps.events?.emit('run.dispatched', { runId, flow: flow.name, shop, app: appHandle, trigger: request.trigger, parentRunId: request.parentRunId ?? null });
+    deps.events?.emit('run.dispatched', {
+      runId,
+      flow: flow.name,
+      shop,
+      app: appHandle,
+      trigger: request.trigger,
+      parentRunId: request.parentRunId ?? null,
+    });
     return { runId, status: 'pending' };
   };
 }
@@ -120,7 +142,11 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
  * The dispatchFlow of user code (the instance, routes, custom pages, ctx.dispatchFlow): DispatchOptions → the one door,
  * with the caller's trigger (and parent run). `shopifyApp` is checked by the dispatcher like every app handle.
  */
-export function dispatchFlowFor(dispatch: DispatchFn, trigger: Trigger, defaults: { appHandle?: string; shop?: string | null; parentRunId?: string } = {}): (options: DispatchOptions) => Promise<DispatchResult> {
+export function dispatchFlowFor(
+  dispatch: DispatchFn,
+  trigger: Trigger,
+  defaults: { appHandle?: string; shop?: string | null; parentRunId?: string } = {},
+): (options: DispatchOptions) => Promise<DispatchResult> {
   return (o) =>
     dispatch({
       appHandle: o.shopifyApp ?? defaults.appHandle,

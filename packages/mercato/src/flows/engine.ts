@@ -63,12 +63,19 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
   return { runId: run.id, leaseToken, interrupt, done, elapsedMs };
 }
 
-async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: string, controller: AbortController, elapsedMs: () => number): Promise<void> {
+async function runExecution(
+  deps: EngineDeps,
+  run: ClaimedRun,
+  leaseToken: string,
+  controller: AbortController,
+  elapsedMs: () => number,
+): Promise<void> {
   const { exec } = deps;
   const signal = controller.signal;
   const timers: NodeJS.Timeout[] = [];
   const registered = deps.registry.get(run.flowName);
-  const onLogWriteError = (error: unknown) => deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
+  const onLogWriteError = (error: unknown) =>
+    deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
   const finalWrite = (what: string, write: () => Promise<boolean>) => writeFinalState(deps, run.id, what, write);
   let flushLogs = async () => {};
   let failedStep = (): { name: string; error: unknown } | undefined => undefined;
@@ -86,7 +93,9 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
         appHandle: run.appHandle,
         shop: run.shop,
         level: 'error',
-        message: final ? `Attempt ${run.budgetAttempt} failed: ${serialized.message}` : `Attempt ${run.budgetAttempt} failed, retrying in ${delay} ms: ${serialized.message}`,
+        message: final
+          ? `Attempt ${run.budgetAttempt} failed: ${serialized.message}`
+          : `Attempt ${run.budgetAttempt} failed, retrying in ${delay} ms: ${serialized.message}`,
         data: { error: { name: serialized.name, message: serialized.message }, final },
         attempt: run.attempt,
       })
@@ -97,13 +106,36 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
       const step = stepFailure !== undefined && stepFailure.error === error ? stepFailure.name : null;
       const message = errorMessage(serialized.message);
       if (step !== null && !final) {
-        deps.events.emit('step.retried', { ...about, step, attempt: run.budgetAttempt, nextAttempt: run.budgetAttempt + 1, error: message, retryInMs: delay, nextTryAt: new Date(Date.now() + delay) });
+        deps.events.emit('step.retried', {
+          ...about,
+          step,
+          attempt: run.budgetAttempt,
+          nextAttempt: run.budgetAttempt + 1,
+          error: message,
+          retryInMs: delay,
+          nextTryAt: new Date(Date.now() + delay),
+        });
       }
-      deps.events.emit('run.failed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs(), error: message, willRetry: !final, retryInMs: final ? null : delay, step });
+      deps.events.emit('run.failed', {
+        ...about,
+        attempt: run.budgetAttempt,
+        durationMs: elapsedMs(),
+        error: message,
+        willRetry: !final,
+        retryInMs: final ? null : delay,
+        step,
+      });
     }
     if (written && deps.config.onError) {
       try {
-        await deps.config.onError(error, { runId: run.id, flowName: run.flowName, appHandle: run.appHandle, shop: run.shop, attempt: run.budgetAttempt, final });
+        await deps.config.onError(error, {
+          runId: run.id,
+          flowName: run.flowName,
+          appHandle: run.appHandle,
+          shop: run.shop,
+          attempt: run.budgetAttempt,
+          final,
+        });
       } catch (hookError) {
         deps.logger.error({ err: hookError, runId: run.id }, 'onError hook failed');
       }
@@ -140,7 +172,10 @@ async function runExecution(deps: EngineDeps, run: ClaimedRun, leaseToken: strin
   try {
     let json: string;
     try {
-      const output = await raceAbort(Promise.resolve().then(() => registered.definition.run(execution.ctx, parsed.data)), signal);
+      const output = await raceAbort(
+        Promise.resolve().then(() => registered.definition.run(execution.ctx, parsed.data)),
+        signal,
+      );
       if (execution.slept) return; // the flow swallowed a SleepInterrupt: it is parked anyway
       throwIfAborted();
       if (execution.fatal) throw execution.fatal; // the flow swallowed a determinism error

@@ -98,7 +98,8 @@ export class SleepInterrupt extends Error {
 /** The stored form of an error; NUL characters and lone surrogates (which PostgreSQL refuses) become U+FFFD. */
 export function serializeError(error: unknown): { name: string; message: string; stack?: string } {
   if (error instanceof Error) {
-    const stack = typeof error.stack === 'string' && error.stack ? { stack: cleanText(error.stack.split('\n').slice(0, 12).join('\n')) } : {};
+    const stack =
+      typeof error.stack === 'string' && error.stack ? { stack: cleanText(error.stack.split('\n').slice(0, 12).join('\n')) } : {};
     return { name: cleanText(String(error.name)), message: cleanText(String(error.message)), ...stack };
   }
   return { name: 'Error', message: cleanText(typeof error === 'string' ? error : safeString(error)) };
@@ -145,7 +146,9 @@ export class RetryAfterError extends Error {
       ms = Number.NaN;
     }
     if (!Number.isFinite(ms) || ms < 0 || ms > MAX_RETRY_AFTER_MS) {
-      throw new RangeError(`RetryAfterError: retryAfter must be from 0 ms to 30 days (a number of milliseconds, a duration like '30s', or a Date); got ${String(retryAfter)}`);
+      throw new RangeError(
+        `RetryAfterError: retryAfter must be from 0 ms to 30 days (a number of milliseconds, a duration like '30s', or a Date); got ${String(retryAfter)}`,
+      );
     }
     this.retryAfterMs = Math.round(ms);
   }

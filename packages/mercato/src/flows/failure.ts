@@ -23,7 +23,11 @@ export interface Failure {
  * The outcome of attempt `budgetAttempt` failing with `error` under `policy`: a RetryAfterError names its delay itself
  * (a 429's Retry-After), instead of the policy's backoff.
  */
-export function failureOf(error: unknown, run: { budgetAttempt: number; retryPolicy: RetryPolicy }, retryable = isRetryable(error)): Failure {
+export function failureOf(
+  error: unknown,
+  run: { budgetAttempt: number; retryPolicy: RetryPolicy },
+  retryable = isRetryable(error),
+): Failure {
   const final = !retryable || run.budgetAttempt >= run.retryPolicy.maxAttempts;
   const delayMs = final ? 0 : error instanceof RetryAfterError ? error.retryAfterMs : retryDelayMs(run.retryPolicy, run.budgetAttempt);
   return { final, delayMs };

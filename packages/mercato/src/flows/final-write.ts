@@ -20,7 +20,10 @@ export async function writeFinalState(
       return await write();
     } catch (error) {
       if (i >= delays.length) {
-        deps.logger.error({ err: error, runId, state: what }, "could not store the run's final state; it will be reclaimed when its lease expires");
+        deps.logger.error(
+          { err: error, runId, state: what },
+          "could not store the run's final state; it will be reclaimed when its lease expires",
+        );
         return false;
       }
       deps.logger.warn({ err: error, runId, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");

@@ -17,7 +17,11 @@ import {
 } from './store/runs.ts';
 
 /** Active → canceled. Running executions (in any process) are told through NOTIFY and the heartbeat backstop. */
-export async function cancelRun(db: Database, t: Tenant, id: string): Promise<{ runId: string; status: 'canceled'; previousStatus: string }> {
+export async function cancelRun(
+  db: Database,
+  t: Tenant,
+  id: string,
+): Promise<{ runId: string; status: 'canceled'; previousStatus: string }> {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
   const previous = await db.transaction((exec) => cancelActiveRun(exec, t, id));
   if (previous === undefined) {
@@ -51,7 +55,10 @@ export async function retryRun(db: Database, registry: FlowRegistry, t: Tenant, 
     if (flow && flow.concurrency !== null) {
       const active = await activeRunIds(exec, t, run.flowName, flow.concurrency, id);
       if (active.length >= flow.concurrency) {
-        throw new ConflictError(`Flow "${run.flowName}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`, { existingRunId: active[0] });
+        throw new ConflictError(
+          `Flow "${run.flowName}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`,
+          { existingRunId: active[0] },
+        );
       }
     }
     const deletedSteps = await requeueForRetry(exec, id, mode);

@@ -25,4 +25,3 @@ export function backoffDelayMs(initialMs: number, coefficient: number, n: number
 export function retryDelayMs(policy: RetryPolicy, failedAttempt: number): number {
   return backoffDelayMs(policy.initialIntervalMs, policy.backoffCoefficient, failedAttempt, policy.maxIntervalMs);
 }
-

@@ -26,7 +26,10 @@ export interface FlowRegistry {
   cronsOf(name: string): readonly CronEntry[];
 }
 
-export function createFlowRegistry(config: Pick<ResolvedConfig, 'flows' | 'crons'>, internal: Record<string, InternalFlow> = {}): FlowRegistry {
+export function createFlowRegistry(
+  config: Pick<ResolvedConfig, 'flows' | 'crons'>,
+  internal: Record<string, InternalFlow> = {},
+): FlowRegistry {
   const flows = new Map<string, RegisteredFlow>();
   for (const [key, definition] of Object.entries(config.flows)) {
     flows.set(key, {
@@ -39,7 +42,14 @@ export function createFlowRegistry(config: Pick<ResolvedConfig, 'flows' | 'crons
   }
   const internalFlows = new Map<string, RegisteredFlow>();
   for (const [key, { definition, trigger }] of Object.entries(internal)) {
-    internalFlows.set(key, { name: key, description: definition.description, definition, inputSchema: toJsonSchema(definition.input), concurrency: definition.concurrency ?? null, internalTrigger: trigger });
+    internalFlows.set(key, {
+      name: key,
+      description: definition.description,
+      definition,
+      inputSchema: toJsonSchema(definition.input),
+      concurrency: definition.concurrency ?? null,
+      internalTrigger: trigger,
+    });
   }
   return {
     get: (name) => (Object.hasOwn(config.flows, name) ? flows.get(name) : internalFlows.get(name)),

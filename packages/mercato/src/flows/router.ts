@@ -48,7 +48,14 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
     const { input, retryPolicy } = parseInput(runFlowBody, await readJsonBody(c), { notAnObject: RUN_FLOW_NOT_AN_OBJECT });
     const t = c.get('tenant');
     // the retry policy is checked by the dispatcher (validateDispatchPolicy), as for every caller
-    const result = await deps.dispatch({ appHandle: t.appHandle, shop: t.shop, flowName: c.req.param('name'), input: input ?? {}, trigger: 'api', retryPolicy: retryPolicy as Partial<RetryPolicy> | undefined });
+    const result = await deps.dispatch({
+      appHandle: t.appHandle,
+      shop: t.shop,
+      flowName: c.req.param('name'),
+      input: input ?? {},
+      trigger: 'api',
+      retryPolicy: retryPolicy as Partial<RetryPolicy> | undefined,
+    });
     return c.json(result, 202);
   });
   flows.get('/:name/runs', async (c) => {
@@ -58,7 +65,9 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   });
 
   const runs = new Hono<ApiEnv>();
-  runs.get('/', async (c) => c.json(await deps.runs.list(c.get('tenant'), parseInput(runListQuery, c.req.query(), { unknownKey: 'query parameter' }))));
+  runs.get('/', async (c) =>
+    c.json(await deps.runs.list(c.get('tenant'), parseInput(runListQuery, c.req.query(), { unknownKey: 'query parameter' }))),
+  );
   runs.post('/bulk-delete', async (c) => {
     const { ids } = parseInput(bulkDeleteBody, await readJsonBody(c));
     return c.json(await deps.runs.bulkDelete(c.get('tenant'), ids));

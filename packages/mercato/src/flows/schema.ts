@@ -42,9 +42,15 @@ export const runs = pgTable(
     index('runs_tenant_created_idx').on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc()),
     index('runs_tenant_flow_created_idx').on(t.appHandle, t.shop, t.flowName, t.createdAt.desc(), t.id.desc()),
     index('runs_tenant_status_created_idx').on(t.appHandle, t.shop, t.status, t.createdAt.desc(), t.id.desc()),
-    index('runs_claimable_idx').on(t.availableAt).where(sql`${t.status} in ('pending','sleeping')`),
-    index('runs_lease_idx').on(t.leaseExpiresAt).where(sql`${t.status} = 'running'`),
-    index('runs_active_flow_idx').on(t.appHandle, t.shop, t.flowName).where(sql`${t.status} in ('pending','running','sleeping')`),
+    index('runs_claimable_idx')
+      .on(t.availableAt)
+      .where(sql`${t.status} in ('pending','sleeping')`),
+    index('runs_lease_idx')
+      .on(t.leaseExpiresAt)
+      .where(sql`${t.status} = 'running'`),
+    index('runs_active_flow_idx')
+      .on(t.appHandle, t.shop, t.flowName)
+      .where(sql`${t.status} in ('pending','running','sleeping')`),
   ],
 );
 
@@ -65,5 +71,8 @@ export const steps = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
-  (t) => [primaryKey({ columns: [t.runId, t.name] }), check('steps_status_check', sql`${t.status} in ('running','completed','failed','sleeping')`)],
+  (t) => [
+    primaryKey({ columns: [t.runId, t.name] }),
+    check('steps_status_check', sql`${t.status} in ('running','completed','failed','sleeping')`),
+  ],
 );

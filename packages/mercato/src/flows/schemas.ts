@@ -105,7 +105,9 @@ export const bulkDeleteBody = z.preprocess(
       ids: z
         .array(z.unknown(), { error: 'must be an array of run ids' })
         .min(1, { error: 'must not be empty' })
-        .max(MAX_BULK_DELETE, { error: (issue) => `at most ${MAX_BULK_DELETE} ids per request (got ${(issue.input as unknown[]).length})` }),
+        .max(MAX_BULK_DELETE, {
+          error: (issue) => `at most ${MAX_BULK_DELETE} ids per request (got ${(issue.input as unknown[]).length})`,
+        }),
     })
     .superRefine((body, ctx) => {
       const bad = body.ids.findIndex((v) => !isUuid(v));

@@ -32,7 +32,8 @@ interface Snapshot {
   lastLogId: number;
 }
 
-export type WatchAnswer = { changed: true; version: string; run: RunRecord & { steps: StepRecord[] }; lastLogId: number } | { changed: false; version: string };
+export type WatchAnswer =
+  { changed: true; version: string; run: RunRecord & { steps: StepRecord[] }; lastLogId: number } | { changed: false; version: string };
 
 /**
  * One LISTEN per process, fanned out to the watchers of each run. Its cleanup is registered with the runtime at the first
@@ -50,15 +51,16 @@ function createHub(db: Database, onClose?: (fn: () => Promise<void>) => void) {
         registered = true;
         onClose?.(() => hub.close());
       }
-      if (!hub.closed) listening ??= db
-        .listen(RUN_UPDATES_CHANNEL, (id) => {
-          for (const wake of subscribers.get(id) ?? []) wake();
-        })
-        .catch(() => {
-          // No notifications (connection trouble): the re-check loop still answers; try again on the next watch.
-          listening = undefined;
-          return undefined;
-        });
+      if (!hub.closed)
+        listening ??= db
+          .listen(RUN_UPDATES_CHANNEL, (id) => {
+            for (const wake of subscribers.get(id) ?? []) wake();
+          })
+          .catch(() => {
+            // No notifications (connection trouble): the re-check loop still answers; try again on the next watch.
+            listening = undefined;
+            return undefined;
+          });
       await listening;
       let set = subscribers.get(runId);
       if (!set) subscribers.set(runId, (set = new Set()));

@@ -5,7 +5,16 @@
  * `["title"]`, `["combinesWith", "orderDiscounts"]`.
  */
 import type { DiscountMode, FunctionDefinition } from '../app/types.ts';
-import { type FieldError, checkRequired, coerce, fieldMessage, hasValue, requiredMessage, runValidator, typeProblem } from '../providers/fields.ts';
+import {
+  type FieldError,
+  checkRequired,
+  coerce,
+  fieldMessage,
+  hasValue,
+  requiredMessage,
+  runValidator,
+  typeProblem,
+} from '../providers/fields.ts';
 import { type OwnerFieldSpec, ownerFieldsOf } from './kinds.ts';
 import { FunctionInputError } from './errors.ts';
 import { INSTANCE_NOT_AN_OBJECT, instanceBody } from './schemas.ts';
@@ -59,7 +68,8 @@ function coerceOwner(spec: OwnerFieldSpec, raw: unknown): { value?: unknown; pro
     case 'text':
       return typeof raw === 'string' ? { value: raw } : { problem: 'must be a string' };
     case 'datetime': {
-      if (typeof raw !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(Date.parse(raw))) return { problem: 'must be an ISO 8601 date-time (e.g. 2026-01-31T09:00:00Z)' };
+      if (typeof raw !== 'string' || !/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(Date.parse(raw)))
+        return { problem: 'must be an ISO 8601 date-time (e.g. 2026-01-31T09:00:00Z)' };
       return { value: new Date(raw).toISOString() };
     }
     case 'number': {
@@ -71,10 +81,13 @@ function coerceOwner(spec: OwnerFieldSpec, raw: unknown): { value?: unknown; pro
       if (raw === 'true' || raw === 'false') return { value: raw === 'true' };
       return { problem: 'must be a boolean' };
     case 'select':
-      return typeof raw === 'string' && spec.options?.some((o) => o.value === raw) ? { value: raw } : { problem: `must be one of ${spec.options?.map((o) => o.value).join(', ')}` };
+      return typeof raw === 'string' && spec.options?.some((o) => o.value === raw)
+        ? { value: raw }
+        : { problem: `must be one of ${spec.options?.map((o) => o.value).join(', ')}` };
     case 'multiselect': {
       const allowed = spec.options?.map((o) => o.value) ?? [];
-      if (!Array.isArray(raw) || raw.length === 0 || raw.some((v) => typeof v !== 'string' || !allowed.includes(v))) return { problem: `must be a non-empty list of ${allowed.join(', ')}` };
+      if (!Array.isArray(raw) || raw.length === 0 || raw.some((v) => typeof v !== 'string' || !allowed.includes(v)))
+        return { problem: `must be a non-empty list of ${allowed.join(', ')}` };
       return { value: [...new Set(raw as string[])] };
     }
   }
@@ -84,7 +97,11 @@ function coerceOwner(spec: OwnerFieldSpec, raw: unknown): { value?: unknown; pro
  * The owner fields of a body: shapes checked, values coerced. `mode` is the discount mode the body is for (fields of
  * the other mode are refused). Keys that are neither `config` nor an owner field of the type are refused too.
  */
-export function parseOwner(def: FunctionDefinition, body: Record<string, unknown>, mode: DiscountMode | undefined): { values: OwnerValues; errors: UserError[] } {
+export function parseOwner(
+  def: FunctionDefinition,
+  body: Record<string, unknown>,
+  mode: DiscountMode | undefined,
+): { values: OwnerValues; errors: UserError[] } {
   const specs = ownerFieldsOf(def);
   const errors: UserError[] = [];
   const values: Record<string, unknown> = {};
@@ -97,7 +114,9 @@ export function parseOwner(def: FunctionDefinition, body: Record<string, unknown
     const nested = specs.filter((s) => s.path.length > 1 && s.path[0] === key);
     if (nested.length > 0 && body[key] !== undefined) {
       if (!isObject(body[key])) fail([key], fieldMessage(key, 'must be an object'));
-      else for (const sub of Object.keys(body[key])) if (!nested.some((s) => s.path[1] === sub)) fail([key, sub], fieldMessage(`${key}.${sub}`, 'is not a field'));
+      else
+        for (const sub of Object.keys(body[key]))
+          if (!nested.some((s) => s.path[1] === sub)) fail([key, sub], fieldMessage(`${key}.${sub}`, 'is not a field'));
     }
   }
   for (const spec of specs) {
@@ -134,11 +153,20 @@ export function withDefaults(def: FunctionDefinition, mode: DiscountMode | undef
  * `config`: unknown keys refused, numbers and checkboxes coerced, types and required fields checked, then each field's
  * validator (its output is what is saved). Returns the configuration to store or the problems.
  */
-export async function parseConfig(def: FunctionDefinition, raw: unknown): Promise<{ config: Record<string, unknown>; errors: UserError[] }> {
+export async function parseConfig(
+  def: FunctionDefinition,
+  raw: unknown,
+): Promise<{ config: Record<string, unknown>; errors: UserError[] }> {
   const fields = def.fields;
-  if (!isObject(raw)) return { config: {}, errors: [{ field: ['config'], message: 'Field "config" must be an object of configuration values', code: 'INVALID' }] };
+  if (!isObject(raw))
+    return {
+      config: {},
+      errors: [{ field: ['config'], message: 'Field "config" must be an object of configuration values', code: 'INVALID' }],
+    };
   const problems: FieldError[] = [];
-  for (const key of Object.keys(raw)) if (!Object.hasOwn(fields, key)) problems.push({ field: key, message: fieldMessage(key, 'is not a configuration field of this function') });
+  for (const key of Object.keys(raw))
+    if (!Object.hasOwn(fields, key))
+      problems.push({ field: key, message: fieldMessage(key, 'is not a configuration field of this function') });
   const data = coerce(fields, raw, problems);
   for (const [name, spec] of Object.entries(fields)) {
     const problem = problems.some((e) => e.field === name) ? undefined : typeProblem(spec, data[name]);
@@ -153,6 +181,10 @@ export async function parseConfig(def: FunctionDefinition, raw: unknown): Promis
   }
   const config: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(data)) if (value !== undefined && value !== '') config[key] = value;
-  const errors = problems.map((p) => ({ field: ['config', p.field], message: p.message, code: p.message === requiredMessage(p.field) ? 'BLANK' : 'INVALID' }));
+  const errors = problems.map((p) => ({
+    field: ['config', p.field],
+    message: p.message,
+    code: p.message === requiredMessage(p.field) ? 'BLANK' : 'INVALID',
+  }));
   return { config, errors };
 }

@@ -44,11 +44,14 @@ export function configMetafields(config: Record<string, unknown>) {
 }
 
 /** Reads the configuration metafield selected as `config { id value }`. */
-export function readConfig(mf: { id?: string; value?: string } | null | undefined): Pick<FunctionInstance, 'config' | 'configError' | 'metafieldId'> {
+export function readConfig(
+  mf: { id?: string; value?: string } | null | undefined,
+): Pick<FunctionInstance, 'config' | 'configError' | 'metafieldId'> {
   if (!mf || typeof mf.value !== 'string') return { config: null, configError: null, metafieldId: null };
   try {
     const value: unknown = JSON.parse(mf.value);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return { config: value as Record<string, unknown>, configError: null, metafieldId: mf.id ?? null };
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return { config: value as Record<string, unknown>, configError: null, metafieldId: mf.id ?? null };
     return { config: null, configError: 'The configuration metafield does not hold a JSON object', metafieldId: mf.id ?? null };
   } catch {
     return { config: null, configError: 'The configuration metafield does not hold valid JSON', metafieldId: mf.id ?? null };
@@ -72,5 +75,10 @@ export function bodyField(field: string[] | null | undefined, inputArgs: readonl
 }
 
 export function toUserErrors(errors: readonly PlatformUserError[], inputArgs: readonly string[]): UserError[] {
-  return errors.map((e) => ({ field: bodyField(e.field, inputArgs), message: e.message, code: e.code ?? null, platformField: e.field ?? null }));
+  return errors.map((e) => ({
+    field: bodyField(e.field, inputArgs),
+    message: e.message,
+    code: e.code ?? null,
+    platformField: e.field ?? null,
+  }));
 }

@@ -69,7 +69,12 @@ function field(name: string, type: OwnerFieldType, label: string, extra: Partial
 }
 
 const title = (required: boolean, fallback?: string) =>
-  field('title', 'text', 'Title', required ? { required } : { default: fallback, description: 'Default: the definition’s title, else the deployed function’s' });
+  field(
+    'title',
+    'text',
+    'Title',
+    required ? { required } : { default: fallback, description: 'Default: the definition’s title, else the deployed function’s' },
+  );
 const enabled = field('enabled', 'checkbox', 'Enabled', { default: true });
 const blockOnFailure = field('blockOnFailure', 'checkbox', 'Block checkout when the function fails', { default: false });
 
@@ -95,7 +100,12 @@ export function ownerFieldsOf(def: FunctionDefinition): OwnerFieldSpec[] {
         ...(code
           ? [
               field('code', 'text', 'Discount code', { required: true, modes: code }),
-              field('usageLimit', 'number', 'Usage limit', { nullable: true, default: null, modes: code, description: 'Total uses allowed (an integer of at least 1); empty for no limit' }),
+              field('usageLimit', 'number', 'Usage limit', {
+                nullable: true,
+                default: null,
+                modes: code,
+                description: 'Total uses allowed (an integer of at least 1); empty for no limit',
+              }),
               field('appliesOncePerCustomer', 'checkbox', 'Once per customer', { default: false, modes: code }),
             ]
           : []),
@@ -117,7 +127,13 @@ export function ownerFieldsOf(def: FunctionDefinition): OwnerFieldSpec[] {
       return [
         field('deliveryMethodTypes', 'multiselect', 'Delivery methods', {
           default: ['SHIPPING'],
-          options: DELIVERY_METHOD_TYPES.map((v) => ({ label: v.replace('_', ' ').toLowerCase().replace(/^./, (c) => c.toUpperCase()), value: v })),
+          options: DELIVERY_METHOD_TYPES.map((v) => ({
+            label: v
+              .replace('_', ' ')
+              .toLowerCase()
+              .replace(/^./, (c) => c.toUpperCase()),
+            value: v,
+          })),
           description: 'The delivery methods the constraint applies to',
         }),
       ];

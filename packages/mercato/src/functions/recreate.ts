@@ -9,8 +9,15 @@ import { FunctionInputError, fieldError } from './errors.ts';
 import type { OwnerValues } from './input.ts';
 import { type FunctionInstance, toUserErrors } from './instance.ts';
 
-export async function recreate(ctx: AdapterContext, adapter: Adapter, live: FunctionInstance, changes: OwnerValues, config: Record<string, unknown> | undefined) {
-  if (config === undefined && live.configError) throw fieldError(['config'], `Field "config" is required: ${live.configError.toLowerCase()}, so it cannot be carried over`, 'BLANK');
+export async function recreate(
+  ctx: AdapterContext,
+  adapter: Adapter,
+  live: FunctionInstance,
+  changes: OwnerValues,
+  config: Record<string, unknown> | undefined,
+) {
+  if (config === undefined && live.configError)
+    throw fieldError(['config'], `Field "config" is required: ${live.configError.toLowerCase()}, so it cannot be carried over`, 'BLANK');
   const nextConfig = config ?? live.config ?? {};
   const nextOwner: OwnerValues = { ...live.owner, ...changes };
 

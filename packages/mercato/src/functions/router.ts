@@ -18,6 +18,8 @@ export function functionsApi(deps: FunctionsDeps): ApiRouteGroup[] {
     const body = await readJsonBody(c);
     return c.json(await service.updateInstance(c.get('tenant'), c.req.param('handle'), c.req.param('id'), body, c.req.raw.signal));
   });
-  app.delete('/:handle/instances/:id', async (c) => c.json(await service.deleteInstance(c.get('tenant'), c.req.param('handle'), c.req.param('id'), c.req.query('mode'), c.req.raw.signal)));
+  app.delete('/:handle/instances/:id', async (c) =>
+    c.json(await service.deleteInstance(c.get('tenant'), c.req.param('handle'), c.req.param('id'), c.req.query('mode'), c.req.raw.signal)),
+  );
   return [{ prefix: '/api/functions', page: 'functions', app }];
 }

@@ -39,19 +39,29 @@ export function createFunctionsService(deps: FunctionsDeps) {
   /** The definition of a handle, if defined and authorized for the tenant; else 404 (the same answer for both). */
   async function definitionFor(t: Tenant<string>, handle: string): Promise<FunctionDefinition> {
     const def = Object.values(deps.functions).find((d) => d.handle === handle);
-    if (!def || (def.authorize && !(await def.authorize({ appHandle: t.appHandle, shop: t.shop })))) throw new NotFoundError(`Function "${handle}" is not defined`);
+    if (!def || (def.authorize && !(await def.authorize({ appHandle: t.appHandle, shop: t.shop }))))
+      throw new NotFoundError(`Function "${handle}" is not defined`);
     return def;
   }
 
   function adapterFor(def: FunctionDefinition): Adapter {
     const adapter = ADAPTERS[def.type];
-    if (!adapter) throw new InvalidInputError(`Functions of type ${def.type} have no platform mutation: their instances are managed in the platform's admin, not through the API`);
+    if (!adapter)
+      throw new InvalidInputError(
+        `Functions of type ${def.type} have no platform mutation: their instances are managed in the platform's admin, not through the API`,
+      );
     return adapter;
   }
 
   /** The deployed function of the handle (cached per app; a miss asks the platform again). */
-  async function deployed(t: Tenant<string>, client: Pick<AdminGraphqlClient, 'request'>, def: FunctionDefinition, signal?: AbortSignal): Promise<DeployedFunction | null> {
-    const find = (fns: DeployedFunction[]) => fns.find((f) => f.handle === def.handle && API_TYPES[def.type].includes(f.apiType.toLowerCase())) ?? null;
+  async function deployed(
+    t: Tenant<string>,
+    client: Pick<AdminGraphqlClient, 'request'>,
+    def: FunctionDefinition,
+    signal?: AbortSignal,
+  ): Promise<DeployedFunction | null> {
+    const find = (fns: DeployedFunction[]) =>
+      fns.find((f) => f.handle === def.handle && API_TYPES[def.type].includes(f.apiType.toLowerCase())) ?? null;
     const cached = cache.get(t.appHandle);
     if (cached && Date.now() - cached.at < ttl) {
       const hit = find(cached.fns);
@@ -128,7 +138,11 @@ export function createFunctionsService(deps: FunctionsDeps) {
       const modes = discountModesOf(def);
       let mode: DiscountMode | undefined;
       if (def.type === 'discount') {
-        mode = modes.includes(body.mode as DiscountMode) ? (body.mode as DiscountMode) : modes.length === 1 && body.mode === undefined ? modes[0] : undefined;
+        mode = modes.includes(body.mode as DiscountMode)
+          ? (body.mode as DiscountMode)
+          : modes.length === 1 && body.mode === undefined
+            ? modes[0]
+            : undefined;
         if (!mode && body.mode === undefined) throw fieldError(['mode'], `Field "mode" is required: ${modes.join(' or ')}`, 'BLANK');
       }
       const owner = parseOwner(def, body, mode);
@@ -157,7 +171,8 @@ export function createFunctionsService(deps: FunctionsDeps) {
       return platformCall(async () => {
         const ctx = await contextFor(t, def, signal);
         const live = await current(ctx, adapter, id);
-        if (owner.values.mode !== undefined && owner.values.mode !== live.owner.mode) throw fieldError(['mode'], 'The mode of a discount cannot be changed: delete it and create another');
+        if (owner.values.mode !== undefined && owner.values.mode !== live.owner.mode)
+          throw fieldError(['mode'], 'The mode of a discount cannot be changed: delete it and create another');
         const { mode: _mode, ...changes } = owner.values;
         if (!adapter.update) return recreate(ctx, adapter, live, changes, config?.config);
         const outcome = await adapter.update(ctx, live, changes, config?.config);
@@ -173,8 +188,10 @@ export function createFunctionsService(deps: FunctionsDeps) {
       let mode: DiscountMode | undefined;
       if (def.type === 'discount') {
         const modes = discountModesOf(def);
-        if (rawMode !== undefined && !modes.includes(rawMode as DiscountMode)) throw fieldError(['mode'], `mode must be ${modes.join(' or ')}`);
-        if (rawMode === undefined && modes.length > 1) throw fieldError(['mode'], 'This discount function has both modes: give mode=automatic or mode=code', 'BLANK');
+        if (rawMode !== undefined && !modes.includes(rawMode as DiscountMode))
+          throw fieldError(['mode'], `mode must be ${modes.join(' or ')}`);
+        if (rawMode === undefined && modes.length > 1)
+          throw fieldError(['mode'], 'This discount function has both modes: give mode=automatic or mode=code', 'BLANK');
         mode = (rawMode as DiscountMode | undefined) ?? modes[0];
       }
       const id = instanceId(def, rawId, mode);

@@ -18,7 +18,11 @@ export class HttpError extends Error {
   readonly extra: Record<string, unknown>;
   readonly headers: Record<string, string>;
 
-  constructor(status: ContentfulStatusCode, message: string, options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+  constructor(
+    status: ContentfulStatusCode,
+    message: string,
+    options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.name = new.target.name;
     this.status = status;

@@ -33,7 +33,10 @@ export function pagesBody(pages: Readonly<Record<PageKey, PageMode>>): { pages: 
  * 404 for every path under a prefix of a disabled page. `extra` adds (prefix, page) pairs of mounted groups
  * beyond the spec's table. Runs after authentication.
  */
-export function pageGate(pages: Readonly<Record<PageKey, PageMode>>, extra: ReadonlyArray<{ prefix: string; page: PageKey }> = []): MiddlewareHandler<ApiEnv> {
+export function pageGate(
+  pages: Readonly<Record<PageKey, PageMode>>,
+  extra: ReadonlyArray<{ prefix: string; page: PageKey }> = [],
+): MiddlewareHandler<ApiEnv> {
   const gated: string[] = [];
   for (const key of PAGE_KEYS) if (pages[key] === 'disabled') gated.push(...PAGE_API_PREFIXES[key]);
   for (const { prefix, page } of extra) if (pages[page] === 'disabled') gated.push(prefix);

@@ -48,8 +48,7 @@ export interface SessionTokenClaims {
 }
 
 export type SessionTokenResult =
-  | { ok: true; tenant: SessionTenant; claims: SessionTokenClaims }
-  | { ok: false; reason: SessionTokenFailure; error: string };
+  { ok: true; tenant: SessionTenant; claims: SessionTokenClaims } | { ok: false; reason: SessionTokenFailure; error: string };
 
 const BASE64URL_RE = /^[A-Za-z0-9_-]+$/;
 /** An HMAC-SHA256 digest (32 bytes) in unpadded base64url. */
@@ -91,7 +90,11 @@ function failureOf(error: unknown): SessionTokenFailure {
  * Verifies a session token against the platform's apps. `now` is in seconds (defaults to the clock).
  * Never rejects: every failure is a `{ ok: false, reason }`.
  */
-export async function verifySessionToken(token: string, platform: Pick<ResolvedPlatform, 'byApiKey'>, now: number = Date.now() / 1000): Promise<SessionTokenResult> {
+export async function verifySessionToken(
+  token: string,
+  platform: Pick<ResolvedPlatform, 'byApiKey'>,
+  now: number = Date.now() / 1000,
+): Promise<SessionTokenResult> {
   if (token.length === 0 || token.length > MAX_SESSION_TOKEN_LENGTH) return fail('malformed');
   const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((p) => BASE64URL_RE.test(p))) return fail('malformed');

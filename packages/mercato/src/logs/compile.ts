@@ -94,10 +94,7 @@ export function toSql(node: QueryNode): SQL {
   switch (node.kind) {
     case 'and':
     case 'or':
-      return sql`(${sql.join(
-        node.items.map(toSql),
-        node.kind === 'and' ? sql` and ` : sql` or `,
-      )})`;
+      return sql`(${sql.join(node.items.map(toSql), node.kind === 'and' ? sql` and ` : sql` or `)})`;
     case 'not':
       // NULL (a missing step or data key) counts as "does not match", so its negation matches.
       return sql`not coalesce(${toSql(node.item)}, false)`;

@@ -34,7 +34,15 @@ export function csvCell(value: string): string {
 }
 
 export function csvRow(line: ExportLine): string {
-  const cells = [String(line.id), line.createdAt, line.level, line.step ?? '', String(line.attempt), line.message, line.data === null || line.data === undefined ? '' : JSON.stringify(line.data)];
+  const cells = [
+    String(line.id),
+    line.createdAt,
+    line.level,
+    line.step ?? '',
+    String(line.attempt),
+    line.message,
+    line.data === null || line.data === undefined ? '' : JSON.stringify(line.data),
+  ];
   return cells.map(csvCell).join(',') + '\r\n';
 }
 
@@ -65,7 +73,11 @@ export async function* exportBatches(
 }
 
 /** A byte stream of the export that reads the next batch only when the consumer asks for more (backpressure). */
-export function exportStream(batches: AsyncGenerator<ExportLine[]>, format: 'csv' | 'json', onError: (error: unknown) => void): ReadableStream<Uint8Array> {
+export function exportStream(
+  batches: AsyncGenerator<ExportLine[]>,
+  format: 'csv' | 'json',
+  onError: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   let started = false;
   let first = true;

@@ -29,7 +29,8 @@ export class QueryError extends InvalidInputError {
 }
 
 export type Cmp = '=' | '!=' | '>' | '>=' | '<' | '<=';
-export type DataValue = { type: 'number'; raw: string } | { type: 'string'; value: string } | { type: 'boolean'; value: boolean } | { type: 'null' };
+export type DataValue =
+  { type: 'number'; raw: string } | { type: 'string'; value: string } | { type: 'boolean'; value: boolean } | { type: 'null' };
 
 export type QueryNode =
   | { kind: 'and'; items: QueryNode[] }
@@ -101,7 +102,10 @@ function readRegex(q: string, start: number): { pattern: string; flags: string; 
       while (j < q.length && !endsWord(q[j])) j++;
       const flags = q.slice(i + 1, j);
       if (!/^i?$/.test(flags)) {
-        throw new QueryError(i + 1, `unknown regular-expression flags "${flags}" (only "i" exists; to search text that starts with "/", quote it)`);
+        throw new QueryError(
+          i + 1,
+          `unknown regular-expression flags "${flags}" (only "i" exists; to search text that starts with "/", quote it)`,
+        );
       }
       return { pattern, flags, end: j };
     }
@@ -198,7 +202,8 @@ function fieldTerm(name: string, value: string, valuePos: number, quoted: boolea
   switch (name) {
     case 'level': {
       const { op, rest } = opFromKey ? { op: opFromKey, rest: value } : quoted ? { op: '=' as Cmp, rest: value } : splitOp(value);
-      if (!LEVEL_ORDER.includes(rest as LogLevel)) throw new QueryError(valuePos + (value.length - rest.length), 'level: must be info, warn or error');
+      if (!LEVEL_ORDER.includes(rest as LogLevel))
+        throw new QueryError(valuePos + (value.length - rest.length), 'level: must be info, warn or error');
       return { kind: 'level', op, value: rest as LogLevel };
     }
     case 'attempt': {
@@ -207,7 +212,8 @@ function fieldTerm(name: string, value: string, valuePos: number, quoted: boolea
       return { kind: 'attempt', op, value: Number(rest) };
     }
     case 'step': {
-      if (opFromKey && opFromKey !== '=' && opFromKey !== '!=') throw new QueryError(valuePos - opFromKey.length, 'step: compares with = or != only');
+      if (opFromKey && opFromKey !== '=' && opFromKey !== '!=')
+        throw new QueryError(valuePos - opFromKey.length, 'step: compares with = or != only');
       const prefix = !quoted && value.endsWith('*');
       const node: QueryNode = { kind: 'step', value: prefix ? value.slice(0, -1) : value, prefix };
       return opFromKey === '!=' ? { kind: 'not', item: node } : node;
@@ -285,7 +291,8 @@ export function parseQuery(input: string | undefined): ParsedQuery {
     }
     if (tok.t === 'regex') {
       if (tok.pattern === '') throw new QueryError(tok.pos, 'empty regular expression');
-      if (tok.pattern.length > MAX_REGEX_CHARS) throw new QueryError(tok.pos, `a regular expression is at most ${MAX_REGEX_CHARS} characters`);
+      if (tok.pattern.length > MAX_REGEX_CHARS)
+        throw new QueryError(tok.pos, `a regular expression is at most ${MAX_REGEX_CHARS} characters`);
       return { kind: 'regex', pattern: tok.pattern, caseInsensitive: tok.flags === 'i', position: tok.pos };
     }
     const t = wordTerm(tok as Extract<Token, { t: 'word' }>);

@@ -26,7 +26,9 @@ export function logsApi(deps: LogsApiDeps): ApiRouteGroup[] {
     const { format, levels, query } = parseExportParams(c.req.query());
     const batches = await logs.openExport(tenant, runId, levels, query);
     const requestId = c.get('requestId');
-    const body = exportStream(batches, format, (error) => deps.logger.error({ err: error, runId, requestId }, 'log export failed after the download started'));
+    const body = exportStream(batches, format, (error) =>
+      deps.logger.error({ err: error, runId, requestId }, 'log export failed after the download started'),
+    );
     return new Response(body, {
       status: 200,
       headers: {

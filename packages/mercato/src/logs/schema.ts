@@ -23,7 +23,9 @@ export const logs = pgTable(
      * Null for lines written in a step and for the engine's own lines; cleared by a reset retry.
      */
     bodySeq: integer('body_seq'),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().default(sql`clock_timestamp()`),
+    createdAt: timestamp('created_at', { withTimezone: true })
+      .notNull()
+      .default(sql`clock_timestamp()`),
   },
   (t) => [
     check('logs_level_check', sql`${t.level} in ('info','warn','error')`),
@@ -32,7 +34,9 @@ export const logs = pgTable(
     index('logs_run_level_idx').on(t.runId, t.level, t.id.desc()),
     index('logs_run_step_idx').on(t.runId, t.step, t.id.desc()),
     // Replay check of outside-step lines (written once): only those lines are indexed.
-    index('logs_run_body_seq_idx').on(t.runId, t.bodySeq).where(sql`${t.bodySeq} is not null`),
+    index('logs_run_body_seq_idx')
+      .on(t.runId, t.bodySeq)
+      .where(sql`${t.bodySeq} is not null`),
     index('logs_message_trgm_idx').using('gin', t.message.op('gin_trgm_ops')),
     index('logs_data_idx').using('gin', t.data.op('jsonb_path_ops')),
   ],

@@ -34,7 +34,9 @@ const LEVELS_RULE = `must be a comma-separated subset of ${LOG_LEVELS.join(',')}
 /** A comma-separated subset of the levels (spaces around names allowed), in level order; absent: every level. */
 const levelsParam = z
   .string()
-  .refine((raw) => raw.trim() !== '' && raw.split(',').every((part) => LOG_LEVELS.includes(part.trim() as LogLevel)), { error: LEVELS_RULE })
+  .refine((raw) => raw.trim() !== '' && raw.split(',').every((part) => LOG_LEVELS.includes(part.trim() as LogLevel)), {
+    error: LEVELS_RULE,
+  })
   .transform((raw): LogLevel[] => {
     const parts = raw.split(',').map((part) => part.trim());
     return LOG_LEVELS.filter((level) => parts.includes(level));

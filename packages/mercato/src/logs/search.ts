@@ -8,7 +8,16 @@ import { type Exec, type Tenant, isUuid } from '../db/sql.ts';
 import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { matchCondition } from './compile.ts';
 import { type ParsedQuery, QueryError, type QueryNode, regexesOf } from './query.ts';
-import { type StoredLine, compileRegex, countAndPage, isRunOfTenant, linesByIds, linesWithContext, pageOfMatches, setStatementTimeout } from './store.ts';
+import {
+  type StoredLine,
+  compileRegex,
+  countAndPage,
+  isRunOfTenant,
+  linesByIds,
+  linesWithContext,
+  pageOfMatches,
+  setStatementTimeout,
+} from './store.ts';
 import type { LogLevel } from './writer.ts';
 
 export const LOG_SEARCH_DEFAULT_LIMIT = 50;
@@ -60,7 +69,12 @@ export async function runExists(db: Pick<Database, 'query'>, tenant: Tenant, run
  * Runs `fn` in a transaction with `SET LOCAL statement_timeout`, after compiling each regular expression of the query
  * (`'' ~ pattern`): an invalid or too complex pattern becomes a QueryError at its position; a timeout a 400.
  */
-export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn: (exec: Exec) => Promise<T>, timeoutMs = LOG_QUERY_TIMEOUT_MS): Promise<T> {
+export async function withLogQuery<T>(
+  db: Database,
+  where: QueryNode | null,
+  fn: (exec: Exec) => Promise<T>,
+  timeoutMs = LOG_QUERY_TIMEOUT_MS,
+): Promise<T> {
   try {
     return await db.transaction(async (exec) => {
       await setStatementTimeout(exec, timeoutMs);
@@ -81,9 +95,13 @@ export async function withLogQuery<T>(db: Database, where: QueryNode | null, fn:
     if (error instanceof DomainError) throw error;
     const code = dbErrorCode(error);
     if (code === '57014') {
-      throw new InvalidInputError(`The log query took longer than ${timeoutMs} ms and was stopped; narrow it (a time bound, a field filter, fewer regular expressions)`, { field: 'q' });
+      throw new InvalidInputError(
+        `The log query took longer than ${timeoutMs} ms and was stopped; narrow it (a time bound, a field filter, fewer regular expressions)`,
+        { field: 'q' },
+      );
     }
-    if (code === '2201B' || code === '54001') throw new InvalidInputError(`Invalid regular expression: ${(unwrapDbError(error) as Error).message}`, { field: 'q' });
+    if (code === '2201B' || code === '54001')
+      throw new InvalidInputError(`Invalid regular expression: ${(unwrapDbError(error) as Error).message}`, { field: 'q' });
     throw unwrapDbError(error);
   }
 }

@@ -97,7 +97,9 @@ export async function countAndPage(exec: Exec, match: SQL, page: MatchPage, cap:
 export async function pageOfMatches(exec: Exec, match: SQL, page: MatchPage): Promise<number[]> {
   // `nulls last` (ids are never null) is the order of the (run_id, …, id DESC NULLS LAST) indexes; a plain
   // `order by id desc` would not match them.
-  const rows = await exec<{ id: number }>(sql`select id from logs where ${match} and ${cursorOf(page)} order by id desc nulls last limit ${page.limit} offset ${page.offset}`);
+  const rows = await exec<{ id: number }>(
+    sql`select id from logs where ${match} and ${cursorOf(page)} order by id desc nulls last limit ${page.limit} offset ${page.offset}`,
+  );
   return rows.map((r) => r.id);
 }
 
@@ -146,7 +148,14 @@ export async function linesWithContext(
  * One export batch: the matching lines with an id above `afterId`, oldest first, at most `limit`. The run's tenant is
  * checked in the same statement (one primary-key lookup), so every batch checks it, not only the first.
  */
-export async function exportBatch(exec: Exec, tenant: Tenant, runId: string, match: SQL, afterId: number, limit: number): Promise<StoredLine[]> {
+export async function exportBatch(
+  exec: Exec,
+  tenant: Tenant,
+  runId: string,
+  match: SQL,
+  afterId: number,
+  limit: number,
+): Promise<StoredLine[]> {
   return exec<StoredLine>(sql`
         select id, ${isoTs('created_at')} as "createdAt", level, step, attempt, message, data
         from logs where ${match} and exists (select 1 from runs where id = ${runId}::uuid and ${tenantWhere(tenant)}) and id > ${afterId} order by id asc nulls first limit ${limit}`);

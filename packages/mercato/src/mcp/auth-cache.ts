@@ -82,7 +82,10 @@ export function authCacheFor(db: Database, logger: Logger): AuthCache {
       try {
         await db.notify(TOKENS_CHANNEL, id);
       } catch (error) {
-        logger.warn({ err: error, tokenId: id }, 'MCP token cache: could not notify other processes (they re-read the token within seconds)');
+        logger.warn(
+          { err: error, tokenId: id },
+          'MCP token cache: could not notify other processes (they re-read the token within seconds)',
+        );
       }
     },
     epoch: () => epoch,

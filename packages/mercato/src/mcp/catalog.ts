@@ -75,7 +75,11 @@ function customTool(name: string, def: McpToolDefinition, permissions: ReadonlyM
     riskLevel: def.riskLevel ?? highestRisk(required.map((p) => permissions.get(p)?.riskLevel ?? 'medium')),
     inputSchema: (def.inputSchema as JsonSchema | undefined) ?? { type: 'object' },
     builtIn: false,
-    run: (ctx, input) => def.run({ appHandle: ctx.appHandle, shop: ctx.shop, tokenId: ctx.tokenId, permissions: ctx.permissions, signal: ctx.signal, db: ctx.db }, input),
+    run: (ctx, input) =>
+      def.run(
+        { appHandle: ctx.appHandle, shop: ctx.shop, tokenId: ctx.tokenId, permissions: ctx.permissions, signal: ctx.signal, db: ctx.db },
+        input,
+      ),
   };
 }
 
@@ -87,7 +91,15 @@ function customResource(uri: string, def: McpResourceDefinition): ResourceSpec {
     mimeType: def.mimeType,
     requiredPermissions: [...def.requiredPermissions],
     builtIn: false,
-    read: (ctx) => def.read({ appHandle: ctx.appHandle, shop: ctx.shop, tokenId: ctx.tokenId, permissions: ctx.permissions, signal: ctx.signal, db: ctx.db }),
+    read: (ctx) =>
+      def.read({
+        appHandle: ctx.appHandle,
+        shop: ctx.shop,
+        tokenId: ctx.tokenId,
+        permissions: ctx.permissions,
+        signal: ctx.signal,
+        db: ctx.db,
+      }),
   };
 }
 
@@ -105,7 +117,10 @@ function resourceEntry(resource: ResourceSpec): Record<string, unknown> {
   return entry;
 }
 
-export function createCatalog(mcp: Required<Pick<McpConfig, 'permissions' | 'tools' | 'resources'>>, builtIns: { tools: ToolSpec[]; resources: ResourceSpec[] }): McpCatalog {
+export function createCatalog(
+  mcp: Required<Pick<McpConfig, 'permissions' | 'tools' | 'resources'>>,
+  builtIns: { tools: ToolSpec[]; resources: ResourceSpec[] },
+): McpCatalog {
   const permissions = buildPermissions(mcp.permissions);
   const tools = new Map<string, ToolSpec>();
   for (const tool of builtIns.tools) tools.set(tool.name, tool);
@@ -132,7 +147,9 @@ export function createCatalog(mcp: Required<Pick<McpConfig, 'permissions' | 'too
     permissions,
     tools,
     resources,
-    listTools: (granted) => cached(toolLists, granted, (set) => [...tools.values()].filter((t) => covers(set, t.requiredPermissions)).map(toolEntry)),
-    listResources: (granted) => cached(resourceLists, granted, (set) => [...resources.values()].filter((r) => covers(set, r.requiredPermissions)).map(resourceEntry)),
+    listTools: (granted) =>
+      cached(toolLists, granted, (set) => [...tools.values()].filter((t) => covers(set, t.requiredPermissions)).map(toolEntry)),
+    listResources: (granted) =>
+      cached(resourceLists, granted, (set) => [...resources.values()].filter((r) => covers(set, r.requiredPermissions)).map(resourceEntry)),
   };
 }

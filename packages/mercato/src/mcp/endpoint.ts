@@ -10,7 +10,17 @@ import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Caller } from './execute.ts';
 import { type ProtocolDeps, handleRequest } from './protocol.ts';
-import { MAX_REQUEST_BYTES, PROTOCOL_HEADER, PROTOCOL_VERSION, RPC, type RequestId, RpcError, classify, rpcError, rpcResult } from './rpc.ts';
+import {
+  MAX_REQUEST_BYTES,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  RPC,
+  type RequestId,
+  RpcError,
+  classify,
+  rpcError,
+  rpcResult,
+} from './rpc.ts';
 import type { TokenService } from './tokens.ts';
 
 export interface EndpointDeps extends ProtocolDeps {
@@ -72,15 +82,19 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
 
 export function createEndpoint(deps: EndpointDeps) {
   const headers = (extra: Record<string, string> = {}) => ({ [PROTOCOL_HEADER]: PROTOCOL_VERSION, ...extra });
-  const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 500, body: unknown, extra?: Record<string, string>) => c.json(body, status, headers(extra));
+  const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 500, body: unknown, extra?: Record<string, string>) =>
+    c.json(body, status, headers(extra));
   const invalid = (c: Context, id: RequestId | null, message: string) => c.json(rpcError(id, RPC.INVALID_REQUEST, message), 400, headers());
-  const tooLarge = (c: Context) => plain(c, 413, { error: `Request body must be at most ${MAX_REQUEST_BYTES} bytes` }, { Connection: 'close' });
+  const tooLarge = (c: Context) =>
+    plain(c, 413, { error: `Request body must be at most ${MAX_REQUEST_BYTES} bytes` }, { Connection: 'close' });
 
   async function serve(c: Context<ApiEnv>): Promise<Response> {
     if (!deps.enabled) return plain(c, 404, { error: 'Not found' });
-    if (c.req.method !== 'POST') return plain(c, 405, { error: 'Method not allowed: the MCP endpoint answers POST only' }, { Allow: 'POST' });
+    if (c.req.method !== 'POST')
+      return plain(c, 405, { error: 'Method not allowed: the MCP endpoint answers POST only' }, { Allow: 'POST' });
     const origin = c.req.header('origin');
-    if (origin !== undefined && !originAllowed(origin, c.req.header('host'), deps.appOrigins)) return plain(c, 403, { error: 'Origin not allowed' });
+    if (origin !== undefined && !originAllowed(origin, c.req.header('host'), deps.appOrigins))
+      return plain(c, 403, { error: 'Origin not allowed' });
     const version = c.req.header(PROTOCOL_HEADER);
     if (version !== undefined && version.trim() !== PROTOCOL_VERSION) {
       return invalid(c, null, `Unsupported ${PROTOCOL_HEADER} "${version.slice(0, 40)}" (this server speaks ${PROTOCOL_VERSION})`);
@@ -90,7 +104,8 @@ export function createEndpoint(deps: EndpointDeps) {
 
     const auth = await deps.tokens.authenticate(c.req.header('authorization'));
     if (!auth.ok) {
-      const challenge: Record<string, string> = auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' } : {};
+      const challenge: Record<string, string> =
+        auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' } : {};
       return plain(c, auth.status, { error: auth.message }, challenge);
     }
 
@@ -110,7 +125,8 @@ export function createEndpoint(deps: EndpointDeps) {
     const caller: Caller = { token: auth.token, requestId: c.get('requestId'), signal: c.req.raw.signal };
     const startedAt = performance.now();
     const answered = (ok: boolean, error?: unknown) => {
-      const target = request.method === 'tools/call' ? request.params.name : request.method === 'resources/read' ? request.params.uri : null;
+      const target =
+        request.method === 'tools/call' ? request.params.name : request.method === 'resources/read' ? request.params.uri : null;
       deps.events?.emit('mcp.call', {
         method: request.method,
         name: typeof target === 'string' ? target.slice(0, 200) : null,

@@ -56,9 +56,18 @@ export function toResourceResult(uri: string, spec: Pick<ResourceSpec, 'mimeType
 type Outcome = { status: AuditStatus; error: RpcError };
 
 /** Maps anything thrown by a capability (or the abort) to a JSON-RPC error and an audit status. */
-function outcomeOf(error: unknown, reason: 'timeout' | 'disconnect' | null, what: string, timeoutMs: number, builtIn: boolean, log: () => void): Outcome {
-  if (reason === 'timeout') return { status: 'timeout', error: new RpcError(RPC.EXECUTION_FAILED, `${what} timed out after ${timeoutMs} ms`) };
-  if (reason === 'disconnect') return { status: 'error', error: new RpcError(RPC.EXECUTION_FAILED, `${what} aborted: the client disconnected`) };
+function outcomeOf(
+  error: unknown,
+  reason: 'timeout' | 'disconnect' | null,
+  what: string,
+  timeoutMs: number,
+  builtIn: boolean,
+  log: () => void,
+): Outcome {
+  if (reason === 'timeout')
+    return { status: 'timeout', error: new RpcError(RPC.EXECUTION_FAILED, `${what} timed out after ${timeoutMs} ms`) };
+  if (reason === 'disconnect')
+    return { status: 'error', error: new RpcError(RPC.EXECUTION_FAILED, `${what} aborted: the client disconnected`) };
   if (error instanceof RpcError) return { status: error.code === RPC.PERMISSION_DENIED ? 'denied' : 'error', error };
   if (error instanceof DomainError) {
     // invalid input and "not found" are the caller's to fix (-32602); anything else the domain refused is a tool failure
@@ -74,7 +83,16 @@ function outcomeOf(error: unknown, reason: 'timeout' | 'disconnect' | null, what
 
 export function createExecutor(deps: ExecuteDeps) {
   const writeAudit = createAuditWriter(deps.db);
-  async function audit(caller: Caller, kind: 'tool' | 'resource', capability: string, required: readonly string[], status: AuditStatus, error: string | null, startedAt: number, targetShop: string | null) {
+  async function audit(
+    caller: Caller,
+    kind: 'tool' | 'resource',
+    capability: string,
+    required: readonly string[],
+    status: AuditStatus,
+    error: string | null,
+    startedAt: number,
+    targetShop: string | null,
+  ) {
     try {
       await writeAudit({
         tokenId: caller.token.id,
@@ -96,7 +114,10 @@ export function createExecutor(deps: ExecuteDeps) {
   }
 
   /** Runs `work` under the time-out and the client's signal; the abort wins even when `work` ignores the signal. */
-  async function guarded<T>(caller: Caller, work: (signal: AbortSignal) => Promise<T>): Promise<{ value?: T; error?: unknown; reason: 'timeout' | 'disconnect' | null }> {
+  async function guarded<T>(
+    caller: Caller,
+    work: (signal: AbortSignal) => Promise<T>,
+  ): Promise<{ value?: T; error?: unknown; reason: 'timeout' | 'disconnect' | null }> {
     const controller = new AbortController();
     let reason: 'timeout' | 'disconnect' | null = null;
     let onAbort: () => void = () => {};
@@ -143,11 +164,22 @@ export function createExecutor(deps: ExecuteDeps) {
     if (!covers(caller.token.permissions, required)) {
       const missing = required.filter((p) => !caller.token.permissions.includes(p));
       await audit(caller, kind, name, required, 'denied', `missing ${missing.join(', ')}`, startedAt, caller.token.shop);
-      throw new RpcError(RPC.PERMISSION_DENIED, `Permission denied: ${what} requires ${missing.join(', ')}`, { requiredPermissions: required, missingPermissions: missing });
+      throw new RpcError(RPC.PERMISSION_DENIED, `Permission denied: ${what} requires ${missing.join(', ')}`, {
+        requiredPermissions: required,
+        missingPermissions: missing,
+      });
     }
     let target: string | null = caller.token.shop;
     const outcome = await guarded(caller, async (signal) => {
-      const ctx: CallContext = { appHandle: caller.token.appHandle, shop: caller.token.shop, tokenId: caller.token.id, permissions: [...caller.token.permissions], signal, db: deps.db, requestId: caller.requestId };
+      const ctx: CallContext = {
+        appHandle: caller.token.appHandle,
+        shop: caller.token.shop,
+        tokenId: caller.token.id,
+        permissions: [...caller.token.permissions],
+        signal,
+        db: deps.db,
+        requestId: caller.requestId,
+      };
       options.prepare?.();
       if (options.targetShop) target = options.targetShop(ctx);
       return work(ctx);

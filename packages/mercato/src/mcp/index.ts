@@ -56,7 +56,16 @@ export function createMcp(deps: McpDeps): Mcp {
   });
   const executor = createExecutor({ db: deps.db, logger: deps.logger, timeoutMs: deps.timeoutMs ?? MCP_TIMEOUT_MS });
   const appOrigins = new Set(deps.platform.apps.map((a) => originOf(a.appUrl)).filter((o): o is string => o !== null));
-  const endpoint = createEndpoint({ catalog, executor, version: deps.version, enabled: mcp.enabled, tokens, appOrigins, logger: deps.logger, events: deps.events });
+  const endpoint = createEndpoint({
+    catalog,
+    executor,
+    version: deps.version,
+    enabled: mcp.enabled,
+    tokens,
+    appOrigins,
+    logger: deps.logger,
+    events: deps.events,
+  });
   return {
     catalog,
     tokens,

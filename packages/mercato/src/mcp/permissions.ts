@@ -17,15 +17,55 @@ export interface PermissionInfo {
 type CoreInfo = Omit<PermissionInfo, 'key' | 'core' | 'reserved'>;
 
 const CORE_INFO: Record<string, CoreInfo> = {
-  read_logs: { label: 'Search flow-run logs', group: 'logs', riskLevel: 'medium', description: 'Search the logs of the runs of this shop (log lines may hold customer data).' },
-  read_flows: { label: 'List flows and recent runs', group: 'flows', riskLevel: 'low', description: 'See the registered flows, their input schemas and crons, and the recent runs of this shop.' },
+  read_logs: {
+    label: 'Search flow-run logs',
+    group: 'logs',
+    riskLevel: 'medium',
+    description: 'Search the logs of the runs of this shop (log lines may hold customer data).',
+  },
+  read_flows: {
+    label: 'List flows and recent runs',
+    group: 'flows',
+    riskLevel: 'low',
+    description: 'See the registered flows, their input schemas and crons, and the recent runs of this shop.',
+  },
   run_flows: { label: 'Run flows', group: 'flows', riskLevel: 'high', description: 'Dispatch any registered flow for this shop.' },
-  read_crons: { label: 'List crons', group: 'crons', riskLevel: 'low', description: "See the configured crons and this shop's enabled state." },
-  manage_crons: { label: 'Enable or disable crons', group: 'crons', riskLevel: 'medium', description: 'Turn crons on or off for this shop.' },
-  read_providers: { label: 'Read providers (reserved)', group: 'providers', riskLevel: 'medium', description: 'Reserved by the capability registry; no capability uses it yet.' },
-  write_providers: { label: 'Write providers (reserved)', group: 'providers', riskLevel: 'high', description: 'Reserved by the capability registry; no capability uses it yet.' },
-  read_functions: { label: 'Read functions (reserved)', group: 'functions', riskLevel: 'low', description: 'Reserved by the capability registry; no capability uses it yet.' },
-  manage_mcp_tokens: { label: 'Manage MCP tokens (reserved)', group: 'mcp', riskLevel: 'critical', description: 'Reserved by the capability registry; no capability uses it yet.' },
+  read_crons: {
+    label: 'List crons',
+    group: 'crons',
+    riskLevel: 'low',
+    description: "See the configured crons and this shop's enabled state.",
+  },
+  manage_crons: {
+    label: 'Enable or disable crons',
+    group: 'crons',
+    riskLevel: 'medium',
+    description: 'Turn crons on or off for this shop.',
+  },
+  read_providers: {
+    label: 'Read providers (reserved)',
+    group: 'providers',
+    riskLevel: 'medium',
+    description: 'Reserved by the capability registry; no capability uses it yet.',
+  },
+  write_providers: {
+    label: 'Write providers (reserved)',
+    group: 'providers',
+    riskLevel: 'high',
+    description: 'Reserved by the capability registry; no capability uses it yet.',
+  },
+  read_functions: {
+    label: 'Read functions (reserved)',
+    group: 'functions',
+    riskLevel: 'low',
+    description: 'Reserved by the capability registry; no capability uses it yet.',
+  },
+  manage_mcp_tokens: {
+    label: 'Manage MCP tokens (reserved)',
+    group: 'mcp',
+    riskLevel: 'critical',
+    description: 'Reserved by the capability registry; no capability uses it yet.',
+  },
   platform_admin_graphql: {
     label: 'Run Admin GraphQL',
     group: 'platform',

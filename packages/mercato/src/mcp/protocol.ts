@@ -13,7 +13,8 @@ export interface ProtocolDeps {
 
 function stringParam(params: Record<string, unknown>, name: string, method: string): string {
   const value = params[name];
-  if (typeof value !== 'string' || value === '') throw new RpcError(RPC.INVALID_PARAMS, `${method}: params.${name} must be a non-empty string`);
+  if (typeof value !== 'string' || value === '')
+    throw new RpcError(RPC.INVALID_PARAMS, `${method}: params.${name} must be a non-empty string`);
   return value;
 }
 
@@ -30,7 +31,8 @@ export async function handleRequest(deps: ProtocolDeps, caller: Caller, request:
   switch (method) {
     case 'initialize':
       // Whatever version the client asks for, we answer with the one we speak; a client that cannot speak it disconnects.
-      if (typeof params.protocolVersion !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'initialize: params.protocolVersion must be a string');
+      if (typeof params.protocolVersion !== 'string')
+        throw new RpcError(RPC.INVALID_PARAMS, 'initialize: params.protocolVersion must be a string');
       return {
         protocolVersion: PROTOCOL_VERSION,
         capabilities: { tools: {}, resources: {} },

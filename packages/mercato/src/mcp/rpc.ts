@@ -51,7 +51,8 @@ const isId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v 
 
 /** Classifies one decoded JSON body. Batches (arrays) are not supported: the 2025-06-18 revision removed them. */
 export function classify(body: unknown): ParsedMessage {
-  if (Array.isArray(body)) return { kind: 'invalid', id: null, message: 'Batch requests are not supported: send one JSON-RPC message per request' };
+  if (Array.isArray(body))
+    return { kind: 'invalid', id: null, message: 'Batch requests are not supported: send one JSON-RPC message per request' };
   if (!isObject(body)) return { kind: 'invalid', id: null, message: 'The body must be a JSON-RPC 2.0 message object' };
   const id = isId(body.id) ? body.id : null;
   if (body.jsonrpc !== '2.0') return { kind: 'invalid', id, message: 'jsonrpc must be "2.0"' };

@@ -17,7 +17,11 @@ const BODY = { error: 'must be a JSON object' };
 const whenFieldsPassed = { when: (payload: { issues: readonly unknown[] }) => payload.issues.length === 0 };
 
 /** Trimmed; the length is checked after trimming. */
-const name = z.string({ error: NAME_RULE }).trim().min(1, { error: NAME_RULE }).max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` });
+const name = z
+  .string({ error: NAME_RULE })
+  .trim()
+  .min(1, { error: NAME_RULE })
+  .max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` });
 
 const permissions = z.array(z.string({ error: 'must be a permission key (a string)' }), {
   error: (issue) => (issue.input === undefined ? 'required' : 'must be an array of permission keys'),
@@ -36,27 +40,35 @@ const expiresInDays = z
   .max(MAX_EXPIRY_DAYS, { error: EXPIRES_IN_DAYS_RULE })
   .nullable();
 
-const oneExpiry = <T extends { expiresAt?: unknown; expiresInDays?: unknown }>(body: T) => body.expiresAt === undefined || body.expiresInDays === undefined;
+const oneExpiry = <T extends { expiresAt?: unknown; expiresInDays?: unknown }>(body: T) =>
+  body.expiresAt === undefined || body.expiresInDays === undefined;
 const ONE_EXPIRY = { error: 'give either expiresAt or expiresInDays, not both', path: ['expiresAt'], ...whenFieldsPassed };
 
 /** POST /api/mcp/tokens */
 export const createTokenBody = z
-  .strictObject({ name, permissions: permissions.optional(), expiresAt: expiresAt.optional(), expiresInDays: expiresInDays.optional() }, BODY)
+  .strictObject(
+    { name, permissions: permissions.optional(), expiresAt: expiresAt.optional(), expiresInDays: expiresInDays.optional() },
+    BODY,
+  )
   .refine(oneExpiry, ONE_EXPIRY) satisfies z.ZodType<CreateMcpTokenRequest>;
 export const CREATE_NOT_AN_OBJECT = 'Body must be a JSON object: { name, permissions?, expiresAt? | expiresInDays? }';
 
 /** PATCH /api/mcp/tokens/:id: at least one field. */
 export const patchTokenBody = z
-  .strictObject({
-    name: name.optional(),
-    status: z
-      .enum(['active', 'disabled'], {
-        error: (issue) => `must be "active" or "disabled"${issue.input === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`,
-      })
-      .optional(),
-    expiresAt: expiresAt.optional(),
-    expiresInDays: expiresInDays.optional(),
-  }, BODY)
+  .strictObject(
+    {
+      name: name.optional(),
+      status: z
+        .enum(['active', 'disabled'], {
+          error: (issue) =>
+            `must be "active" or "disabled"${issue.input === 'revoked' ? ' (revoke with POST /api/mcp/tokens/:id/revoke)' : ''}`,
+        })
+        .optional(),
+      expiresAt: expiresAt.optional(),
+      expiresInDays: expiresInDays.optional(),
+    },
+    BODY,
+  )
   .refine(oneExpiry, ONE_EXPIRY)
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
     error: 'Nothing to change: give name, status, expiresAt or expiresInDays',

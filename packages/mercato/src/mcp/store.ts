@@ -41,7 +41,17 @@ const TOKEN_COLUMNS = sql.join(
 
 export async function insertToken(
   db: Query,
-  row: { id: string; appHandle: string; shop: string; name: string; permissions: string[]; hash: string; keyId: string; fingerprint: string; expiresAt: Date | null },
+  row: {
+    id: string;
+    appHandle: string;
+    shop: string;
+    name: string;
+    permissions: string[];
+    hash: string;
+    keyId: string;
+    fingerprint: string;
+    expiresAt: Date | null;
+  },
 ): Promise<TokenRecord> {
   const [created] = await db.query<TokenRecord>(sql`
     insert into mcp_tokens (id, app_handle, shop, name, permissions, secret_hash, hash_key_id, fingerprint, expires_at)
@@ -65,7 +75,13 @@ export async function updateToken(
   db: Query,
   t: Tenant<string>,
   id: string,
-  fields: { name?: string; status?: 'active' | 'disabled'; expiresAt?: Date | null; permissions?: string[]; secret?: { hash: string; keyId: string; fingerprint: string } },
+  fields: {
+    name?: string;
+    status?: 'active' | 'disabled';
+    expiresAt?: Date | null;
+    permissions?: string[];
+    secret?: { hash: string; keyId: string; fingerprint: string };
+  },
 ): Promise<TokenRecord | undefined> {
   const sets: SQL[] = [sql`updated_at = now()`];
   if (fields.name !== undefined) sets.push(sql`name = ${fields.name}`);
@@ -125,7 +141,9 @@ export async function touchToken(db: Query, id: string, touchIntervalSeconds: nu
 
 /** Replaces a hash made under an older key (only if the row still holds that hash). */
 export async function rehashToken(db: Query, id: string, from: string, to: { hash: string; keyId: string }): Promise<void> {
-  await db.query(sql`update mcp_tokens set secret_hash = ${to.hash}, hash_key_id = ${to.keyId} where id = ${id}::uuid and secret_hash = ${from}`);
+  await db.query(
+    sql`update mcp_tokens set secret_hash = ${to.hash}, hash_key_id = ${to.keyId} where id = ${id}::uuid and secret_hash = ${from}`,
+  );
 }
 
 export interface AuditInput {
@@ -147,7 +165,9 @@ export interface AuditInput {
 export async function insertAudits(db: Query, audits: readonly AuditInput[]): Promise<void> {
   if (audits.length === 0) return;
   const rows = audits.map(
-    (a) => sql`(${a.tokenId}::uuid, ${a.appHandle}, ${a.shop}, ${a.kind}, ${a.capability.slice(0, 200)}, ${JSON.stringify(a.permissions)}::jsonb,
+    (
+      a,
+    ) => sql`(${a.tokenId}::uuid, ${a.appHandle}, ${a.shop}, ${a.kind}, ${a.capability.slice(0, 200)}, ${JSON.stringify(a.permissions)}::jsonb,
       ${JSON.stringify(a.requiredPermissions)}::jsonb, ${a.status}, ${a.error === null ? null : a.error.slice(0, 1000)}, ${Math.max(0, Math.round(a.durationMs))},
       ${a.requestId}, ${a.targetShop})`,
   );
@@ -169,7 +189,10 @@ export function createAuditWriter(db: Query, maxBatch = 500): (audit: AuditInput
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       try {
-        await insertAudits(db, batch.map((b) => b.audit));
+        await insertAudits(
+          db,
+          batch.map((b) => b.audit),
+        );
         for (const b of batch) b.done();
       } catch (error) {
         // One bad record must not lose the others: write them one by one.
@@ -210,7 +233,9 @@ export function latestAudits(db: Query, t: Tenant<string>, tokenId: string, limi
 
 /** The per-installation hashing key: created once (the first process to ask wins the insert), then read. */
 export async function loadInstallationKey(db: Query): Promise<string> {
-  await db.query(sql`insert into mcp_hash_keys (id, secret) values (${INSTALLATION_KEY_ID}, ${newInstallationKey()}) on conflict (id) do nothing`);
+  await db.query(
+    sql`insert into mcp_hash_keys (id, secret) values (${INSTALLATION_KEY_ID}, ${newInstallationKey()}) on conflict (id) do nothing`,
+  );
   const [row] = await db.query<{ secret: string }>(sql`select secret from mcp_hash_keys where id = ${INSTALLATION_KEY_ID}`);
   if (!row) throw new Error('MCP installation key is missing');
   return row.secret;

@@ -10,7 +10,14 @@ import { type Tenant, isUuid } from '../db/sql.ts';
 import { bearerToken } from '../http/auth.ts';
 import { parseInput } from '../input.ts';
 import { AUTH_CACHE_TTL_MS } from './auth-cache.ts';
-import { CREATE_NOT_AN_OBJECT, PATCH_NOT_AN_OBJECT, PERMISSIONS_NOT_AN_OBJECT, createTokenBody, patchTokenBody, permissionsBody } from './schemas.ts';
+import {
+  CREATE_NOT_AN_OBJECT,
+  PATCH_NOT_AN_OBJECT,
+  PERMISSIONS_NOT_AN_OBJECT,
+  createTokenBody,
+  patchTokenBody,
+  permissionsBody,
+} from './schemas.ts';
 import { type SecretHasher, fingerprintOf, newSecret, tokenIdOf } from './secret.ts';
 import {
   type AuditRecord,
@@ -50,10 +57,13 @@ export interface TokenServiceDeps {
 function knownPermissions(value: string[], known: ReadonlySet<string>): string[] {
   const unknown = value.filter((p) => !known.has(p));
   if (unknown.length > 0) {
-    throw new InvalidInputError(`permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`, {
-      field: 'permissions',
-      details: { unknownPermissions: unknown },
-    });
+    throw new InvalidInputError(
+      `permissions: unknown permission${unknown.length > 1 ? 's' : ''} ${unknown.map((p) => JSON.stringify(p)).join(', ')}`,
+      {
+        field: 'permissions',
+        details: { unknownPermissions: unknown },
+      },
+    );
   }
   return [...new Set(value)];
 }
@@ -130,7 +140,17 @@ export function createTokenService(deps: TokenServiceDeps) {
       const expiresAt = expiry === undefined ? new Date(now + DEFAULT_EXPIRY_DAYS * DAY_MS) : expiry;
       const id = randomUUID();
       const s = await issueSecret(id);
-      const token = await insertToken(db, { id, appHandle: t.appHandle, shop: t.shop, name: body.name, permissions, hash: s.hash, keyId: s.keyId, fingerprint: s.fingerprint, expiresAt });
+      const token = await insertToken(db, {
+        id,
+        appHandle: t.appHandle,
+        shop: t.shop,
+        name: body.name,
+        permissions,
+        hash: s.hash,
+        keyId: s.keyId,
+        fingerprint: s.fingerprint,
+        expiresAt,
+      });
       return { token, secret: s.secret };
     },
 
@@ -176,7 +196,8 @@ export function createTokenService(deps: TokenServiceDeps) {
       if (!id) return { ok: false, status: 401, message: 'Malformed MCP token' };
       const entry = await load(id);
       // Unknown and wrong secrets get the same answer, so the id inside a secret reveals nothing.
-      if (!entry || !(await hasher.verify(secret, { hash: entry.row.secretHash, keyId: entry.row.hashKeyId }))) return { ok: false, status: 401, message: INVALID };
+      if (!entry || !(await hasher.verify(secret, { hash: entry.row.secretHash, keyId: entry.row.hashKeyId })))
+        return { ok: false, status: 401, message: INVALID };
       const { row } = entry;
       const now = Date.now();
       if (row.status === 'revoked') return { ok: false, status: 403, message: 'MCP token is revoked' };

@@ -137,7 +137,12 @@ export class AdminClient implements AdminGraphqlClient {
         if (signal?.aborted) throw signal.reason;
         if (!(error instanceof TypeError || (error as Error)?.name === 'TimeoutError')) throw error; // NotInstalledError, secrets errors
         if (retries >= this.retry.maxRetries) {
-          throw new AdminHttpError(this.shop, null, null, `Admin API request to ${this.shop} failed after ${retries + 1} attempts: ${(error as Error).message}`);
+          throw new AdminHttpError(
+            this.shop,
+            null,
+            null,
+            `Admin API request to ${this.shop} failed after ${retries + 1} attempts: ${(error as Error).message}`,
+          );
         }
         await sleep(this.backoff(retries++), signal);
         continue;
@@ -153,7 +158,8 @@ export class AdminClient implements AdminGraphqlClient {
       }
       const body = parseBody(text);
       if (!res.ok) throw new AdminHttpError(this.shop, res.status, body);
-      if (typeof body !== 'object' || body === null) throw new AdminHttpError(this.shop, res.status, body, `Admin API answer from ${this.shop} is not a JSON object`);
+      if (typeof body !== 'object' || body === null)
+        throw new AdminHttpError(this.shop, res.status, body, `Admin API answer from ${this.shop} is not a JSON object`);
       const payload = body as { data?: unknown; errors?: unknown; extensions?: Record<string, unknown> };
       if (isThrottled(payload)) {
         const cost = payload.extensions?.cost as QueryCost | undefined;

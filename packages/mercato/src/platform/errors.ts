@@ -30,7 +30,10 @@ export class NotInstalledError extends AdminApiError {
   readonly retryable = false;
 
   constructor(appHandle: string, shop: string) {
-    super(`The app "${appHandle}" is not installed on ${shop} (no active installation): open the app from the shop's admin to install it`, shop);
+    super(
+      `The app "${appHandle}" is not installed on ${shop} (no active installation): open the app from the shop's admin to install it`,
+      shop,
+    );
   }
 }
 

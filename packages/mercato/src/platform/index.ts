@@ -10,9 +10,32 @@ import { AdminClient, type AdminRetryOptions } from './admin-client.ts';
 import { NotInstalledError } from './errors.ts';
 import { getAccessToken } from './store.ts';
 
-export { AdminClient, DEFAULT_ADMIN_RETRY, type AdminRetryOptions, type RawResponse, type RequestOptions, retryAfterMs, throttleWaitMs } from './admin-client.ts';
-export { AdminApiError, AdminGraphqlError, AdminHttpError, AdminThrottledError, NotInstalledError, type GraphqlErrorEntry, type QueryCost } from './errors.ts';
-export { type InstallationRecord, getAccessToken, getInstallation, installationOwner, listActiveInstallations, markUninstalled } from './store.ts';
+export {
+  AdminClient,
+  DEFAULT_ADMIN_RETRY,
+  type AdminRetryOptions,
+  type RawResponse,
+  type RequestOptions,
+  retryAfterMs,
+  throttleWaitMs,
+} from './admin-client.ts';
+export {
+  AdminApiError,
+  AdminGraphqlError,
+  AdminHttpError,
+  AdminThrottledError,
+  NotInstalledError,
+  type GraphqlErrorEntry,
+  type QueryCost,
+} from './errors.ts';
+export {
+  type InstallationRecord,
+  getAccessToken,
+  getInstallation,
+  installationOwner,
+  listActiveInstallations,
+  markUninstalled,
+} from './store.ts';
 export { createInstaller, installationMiddleware, type Installer, type InstallOutcome } from './install.ts';
 export { platformBaseUrl } from './origin.ts';
 export { REDACT_EXCLUDED_TABLES, redactShopData, registerShopDataEraser, type ShopDataEraser, type ShopDataScope } from './redact.ts';

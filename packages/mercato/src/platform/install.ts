@@ -69,7 +69,10 @@ export function createInstaller(deps: InstallerDeps): Installer {
     } catch (error) {
       stats.failures++;
       failedUntil.set(key, Date.now() + backoff);
-      deps.logger.warn({ appHandle: app.handle, shop, error: (error as Error).message }, `installation failed; retried on a session token after ${backoff} ms`);
+      deps.logger.warn(
+        { appHandle: app.handle, shop, error: (error as Error).message },
+        `installation failed; retried on a session token after ${backoff} ms`,
+      );
       return 'failed';
     }
   };

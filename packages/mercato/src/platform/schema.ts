@@ -42,7 +42,9 @@ export const webhookDeliveries = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.appHandle, t.webhookId] }),
-    uniqueIndex('webhook_deliveries_event_idx').on(t.appHandle, t.topic, t.eventId).where(sql`${t.eventId} is not null`),
+    uniqueIndex('webhook_deliveries_event_idx')
+      .on(t.appHandle, t.topic, t.eventId)
+      .where(sql`${t.eventId} is not null`),
     index('webhook_deliveries_received_idx').on(t.receivedAt),
   ],
 );

@@ -29,7 +29,11 @@ export function installationOwner(appHandle: string, shop: string): string {
   return `installation:${appHandle}:${shop}`;
 }
 
-export async function getInstallation(db: Pick<Database, 'query'>, appHandle: string, shop: string): Promise<InstallationRecord | undefined> {
+export async function getInstallation(
+  db: Pick<Database, 'query'>,
+  appHandle: string,
+  shop: string,
+): Promise<InstallationRecord | undefined> {
   const [row] = await db.query<InstallationRecord>(sql`select ${COLUMNS} from installations where ${tenantWhere({ appHandle, shop })}`);
   return row;
 }
@@ -41,11 +45,18 @@ export async function isInstalled(exec: Exec, appHandle: string, shop: string): 
 
 /** Active installations of an app, by shop (for crons `all`, MCP and public routes). */
 export async function listActiveInstallations(db: Pick<Database, 'query'>, appHandle: string): Promise<InstallationRecord[]> {
-  return db.query<InstallationRecord>(sql`select ${COLUMNS} from installations where app_handle = ${appHandle} and status = 'active' order by shop`);
+  return db.query<InstallationRecord>(
+    sql`select ${COLUMNS} from installations where app_handle = ${appHandle} and status = 'active' order by shop`,
+  );
 }
 
 /** The decrypted offline access token of an active installation, or undefined. */
-export async function getAccessToken(db: Pick<Database, 'query'>, secrets: Secrets, appHandle: string, shop: string): Promise<string | undefined> {
+export async function getAccessToken(
+  db: Pick<Database, 'query'>,
+  secrets: Secrets,
+  appHandle: string,
+  shop: string,
+): Promise<string | undefined> {
   const [row] = await db.query<{ token: StoredSecret }>(
     sql`select access_token as token from installations where ${tenantWhere({ appHandle, shop })} and status = 'active'`,
   );
@@ -54,7 +65,11 @@ export async function getAccessToken(db: Pick<Database, 'query'>, secrets: Secre
 }
 
 /** Inserts or reactivates the installation with a fresh token (encrypted here). */
-export async function saveInstallation(exec: Exec, secrets: Secrets, input: { appHandle: string; shop: string; accessToken: string; scopes: string | null }) {
+export async function saveInstallation(
+  exec: Exec,
+  secrets: Secrets,
+  input: { appHandle: string; shop: string; accessToken: string; scopes: string | null },
+) {
   const stored = secrets.encrypt(input.accessToken, installationOwner(input.appHandle, input.shop));
   await exec(sql`
     insert into installations (app_handle, shop, access_token, scopes, status, installed_at, uninstalled_at, updated_at)

@@ -72,6 +72,7 @@ export async function exchangeSessionToken(options: ExchangeOptions): Promise<Ex
     const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
     throw new TokenExchangeError(`Token exchange refused with HTTP ${res.status}${code ? ` ${code}` : ''}${description}`, res.status, code);
   }
-  if (typeof body.access_token !== 'string' || body.access_token === '') throw new TokenExchangeError('Token exchange answered without an access_token', res.status, null);
+  if (typeof body.access_token !== 'string' || body.access_token === '')
+    throw new TokenExchangeError('Token exchange answered without an access_token', res.status, null);
   return { accessToken: body.access_token, scopes: typeof body.scope === 'string' ? body.scope : null };
 }

@@ -46,9 +46,14 @@ export const DEFAULT_HANDLERS: Readonly<Record<(typeof BUILTIN_TOPICS)[number], 
     order: 'before',
     async run(ctx, _payload, db) {
       const changed = await markUninstalled(db.query, ctx.appHandle, ctx.shop, ctx.triggeredAt);
-      await ctx.log.info(changed ? 'app uninstalled: installation marked uninstalled, access token forgotten' : 'app uninstalled: no active installation older than the event', {
-        triggeredAt: ctx.triggeredAt,
-      });
+      await ctx.log.info(
+        changed
+          ? 'app uninstalled: installation marked uninstalled, access token forgotten'
+          : 'app uninstalled: no active installation older than the event',
+        {
+          triggeredAt: ctx.triggeredAt,
+        },
+      );
     },
   },
   'shop/redact': {
@@ -61,19 +66,25 @@ export const DEFAULT_HANDLERS: Readonly<Record<(typeof BUILTIN_TOPICS)[number], 
   'customers/redact': {
     order: 'after',
     async run(ctx, payload) {
-      await ctx.log.info('customers/redact received: Mercato keeps no customer records; an app storing customer data handles this topic itself', {
-        customerId: payload?.customer?.id ?? null,
-        ordersToRedact: Array.isArray(payload?.orders_to_redact) ? payload.orders_to_redact.length : 0,
-      });
+      await ctx.log.info(
+        'customers/redact received: Mercato keeps no customer records; an app storing customer data handles this topic itself',
+        {
+          customerId: payload?.customer?.id ?? null,
+          ordersToRedact: Array.isArray(payload?.orders_to_redact) ? payload.orders_to_redact.length : 0,
+        },
+      );
     },
   },
   'customers/data_request': {
     order: 'after',
     async run(ctx, payload) {
-      await ctx.log.info('customers/data_request received: Mercato keeps no customer records; an app storing customer data handles this topic itself', {
-        customerId: payload?.customer?.id ?? null,
-        dataRequestId: payload?.data_request?.id ?? null,
-      });
+      await ctx.log.info(
+        'customers/data_request received: Mercato keeps no customer records; an app storing customer data handles this topic itself',
+        {
+          customerId: payload?.customer?.id ?? null,
+          dataRequestId: payload?.data_request?.id ?? null,
+        },
+      );
     },
   },
 };
@@ -99,7 +110,12 @@ function webhookContext(ctx: FlowContext<any>, input: WebhookInput): WebhookCont
   };
 }
 
-function webhookFlow(topic: string, definition: WebhookDefinition | undefined, builtin: DefaultHandler | undefined, db: Database): FlowDefinition<string, typeof webhookInput> {
+function webhookFlow(
+  topic: string,
+  definition: WebhookDefinition | undefined,
+  builtin: DefaultHandler | undefined,
+  db: Database,
+): FlowDefinition<string, typeof webhookInput> {
   return {
     name: webhookFlowName(topic),
     description: definition?.description ?? `Handles the ${topic} webhook`,
@@ -109,7 +125,8 @@ function webhookFlow(topic: string, definition: WebhookDefinition | undefined, b
       if (!ctx.shop) throw new Error('A webhook run needs a shop');
       const wctx = webhookContext(ctx, input);
       // The default handler is a step: when the app's handler fails and the run is retried, it is not done twice.
-      const runDefault = () => (builtin ? ctx.step(`mercato:${topic}`, async () => (await builtin.run(wctx, input.payload, db), true)) : undefined);
+      const runDefault = () =>
+        builtin ? ctx.step(`mercato:${topic}`, async () => (await builtin.run(wctx, input.payload, db), true)) : undefined;
       if (builtin?.order === 'before') await runDefault();
       if (definition) await definition.handler(wctx, input.payload);
       if (builtin?.order === 'after') await runDefault();

@@ -84,7 +84,14 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
         throw new InvalidInputError('Webhook body must be JSON');
       }
 
-      const delivery: WebhookDeliveryRecord = { appHandle: signer.handle, webhookId, eventId: h['X-Shopify-Event-Id'], shop, topic, runId: null };
+      const delivery: WebhookDeliveryRecord = {
+        appHandle: signer.handle,
+        webhookId,
+        eventId: h['X-Shopify-Event-Id'],
+        shop,
+        topic,
+        runId: null,
+      };
       const flowName = webhookFlowName(topic);
       const log = { appHandle: signer.handle, shop, topic, webhookId };
       const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
@@ -95,7 +102,14 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
         received(false, !fresh, null);
         return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
       }
-      const input: WebhookInput = { topic, webhookId, eventId: delivery.eventId, triggeredAt: h['X-Shopify-Triggered-At'], apiVersion: h['X-Shopify-Api-Version'], payload };
+      const input: WebhookInput = {
+        topic,
+        webhookId,
+        eventId: delivery.eventId,
+        triggeredAt: h['X-Shopify-Triggered-At'],
+        apiVersion: h['X-Shopify-Api-Version'],
+        payload,
+      };
       try {
         const { runId } = await deps.dispatch({
           appHandle: signer.handle,

@@ -22,10 +22,12 @@ export class ProviderNotConfiguredError extends Error {
 }
 
 /** Where a merchant (or a script with a session token of the shop) saves the provider's settings. */
-const howToConfigure = (provider: string, again = '') => `save its settings${again} in the admin (Providers page) or with PUT /api/providers/${provider}`;
+const howToConfigure = (provider: string, again = '') =>
+  `save its settings${again} in the admin (Providers page) or with PUT /api/providers/${provider}`;
 
 export function notConfigured(provider: string, appHandle: string, shop: string, missing: readonly string[]): ProviderNotConfiguredError {
-  const detail = missing.length === 0 ? '' : ` (required field${missing.length > 1 ? 's' : ''} without a saved value: ${missing.join(', ')})`;
+  const detail =
+    missing.length === 0 ? '' : ` (required field${missing.length > 1 ? 's' : ''} without a saved value: ${missing.join(', ')})`;
   return new ProviderNotConfiguredError(
     `Provider "${provider}" is not configured for shop ${shop} (app ${appHandle})${detail}: ${howToConfigure(provider)}`,
     provider,

@@ -97,7 +97,10 @@ export function fieldMetadata(fields: FieldsMap, saved: Record<string, unknown> 
  * Runs a field validator: `safeParseAsync` when it has one (zod), otherwise `safeParse`. Returns the parsed value or the
  * reason (the first issue's message) it was refused.
  */
-export async function runValidator(validate: unknown, value: unknown): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }> {
+export async function runValidator(
+  validate: unknown,
+  value: unknown,
+): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }> {
   const v = validate as { safeParseAsync?: (x: unknown) => Promise<ParseResult>; safeParse?: (x: unknown) => ParseResult };
   let parsed: ParseResult;
   try {

@@ -24,7 +24,10 @@ export function providersApi(deps: ProvidersDeps & { logger: Logger }): ApiRoute
       return c.json(await checkProvider(deps, t.appHandle, t.shop, c.req.param('name')));
     } catch (error) {
       if (error instanceof CheckFailedError) {
-        deps.logger.warn({ requestId: c.get('requestId'), provider: c.req.param('name'), appHandle: t.appHandle, shop: t.shop, error: error.message }, 'provider check failed');
+        deps.logger.warn(
+          { requestId: c.get('requestId'), provider: c.req.param('name'), appHandle: t.appHandle, shop: t.shop, error: error.message },
+          'provider check failed',
+        );
       }
       throw error;
     }

@@ -1,7 +1,16 @@
 /** PUT /api/providers/:name — the spec's seven-step save procedure, in order. Never runs the checker. */
 import { InvalidInputError } from '../errors.ts';
 import { parseInput } from '../input.ts';
-import { type FieldError, TRANSFORMER_MESSAGE, checkRequired, coerce, fieldMessage, hasValue, runValidator, typeProblem } from './fields.ts';
+import {
+  type FieldError,
+  TRANSFORMER_MESSAGE,
+  checkRequired,
+  coerce,
+  fieldMessage,
+  hasValue,
+  runValidator,
+  typeProblem,
+} from './fields.ts';
 import { SAVE_NOT_AN_OBJECT, saveProviderBody } from './schemas.ts';
 import { scrub, secretValues } from './scrub.ts';
 import { type ProvidersDeps, definitionOf, listProviders, loadDecryptable, ownerOf } from './service.ts';
@@ -21,7 +30,8 @@ export async function saveProviderConfig(deps: ProvidersDeps, appHandle: string,
   const submitted = parseInput(saveProviderBody, body, { notAnObject: SAVE_NOT_AN_OBJECT }).config;
   const errors: FieldError[] = [];
   // Before the procedure: a key the provider does not declare is refused.
-  for (const key of Object.keys(submitted)) if (!Object.hasOwn(fields, key)) errors.push({ field: key, message: fieldMessage(key, 'is not a field of this provider') });
+  for (const key of Object.keys(submitted))
+    if (!Object.hasOwn(fields, key)) errors.push({ field: key, message: fieldMessage(key, 'is not a field of this provider') });
   if (errors.length) fail(errors);
 
   // 1. keep an existing password when the submitted value is missing or empty (a row that cannot be decrypted counts as absent)

@@ -6,7 +6,10 @@
 import { z } from 'zod';
 
 /** `{ config: { <field>: value } }`; other top-level keys are ignored. */
-export const saveProviderBody = z.object({
-  config: z.record(z.string(), z.unknown(), { error: 'must be an object of field values' }),
-}, { error: 'must be a JSON object' });
+export const saveProviderBody = z.object(
+  {
+    config: z.record(z.string(), z.unknown(), { error: 'must be an object of field values' }),
+  },
+  { error: 'must be a JSON object' },
+);
 export const SAVE_NOT_AN_OBJECT = 'Body must be a JSON object: { "config": { … } }';

@@ -91,7 +91,12 @@ export class CheckFailedError extends UpstreamError {
 }
 
 /** POST /api/providers/:name/check. */
-export async function checkProvider(deps: ProvidersDeps, appHandle: string, shop: string, name: string): Promise<{ ok: boolean; lastCheckedAt: string | null }> {
+export async function checkProvider(
+  deps: ProvidersDeps,
+  appHandle: string,
+  shop: string,
+  name: string,
+): Promise<{ ok: boolean; lastCheckedAt: string | null }> {
   const def = definitionOf(deps, name);
   if (typeof def.checker !== 'function') throw new InvalidInputError(`Provider "${name}" has no checker`, { details: { ok: false } });
   let saved: Record<string, unknown> | undefined;
@@ -108,7 +113,9 @@ export async function checkProvider(deps: ProvidersDeps, appHandle: string, shop
   try {
     const result = await Promise.race([
       Promise.resolve().then(() => def.checker!({ config: (saved ?? {}) as any, signal: controller.signal })),
-      new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
+      new Promise<never>((_, reject) =>
+        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }),
+      ),
     ]);
     ok = result === true;
   } catch (error) {
@@ -143,7 +150,11 @@ export function createConnectors(deps: ProvidersDeps, appHandle: string, shop: s
         }
         if (!saved || !isConfigured(def.ui.fields, saved)) {
           // a saved config that misses a required value (a field added to the definition since) names the fields
-          const missing = saved ? Object.entries(def.ui.fields as FieldsMap).filter(([field, spec]) => isRequired(spec) && !hasValue(saved[field])).map(([field]) => field) : [];
+          const missing = saved
+            ? Object.entries(def.ui.fields as FieldsMap)
+                .filter(([field, spec]) => isRequired(spec) && !hasValue(saved[field]))
+                .map(([field]) => field)
+            : [];
           throw notConfigured(name, appHandle, shop, missing);
         }
         try {

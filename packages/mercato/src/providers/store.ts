@@ -32,7 +32,13 @@ export async function upsertProviderConfig(db: Database, appHandle: string, shop
 }
 
 /** Records a health check; only an existing row is updated. Returns whether one was. */
-export async function recordCheck(db: Database, appHandle: string, shop: string, provider: string, ok: boolean): Promise<{ lastCheckedAt: string } | null> {
+export async function recordCheck(
+  db: Database,
+  appHandle: string,
+  shop: string,
+  provider: string,
+  ok: boolean,
+): Promise<{ lastCheckedAt: string } | null> {
   const [row] = await db.query<{ lastCheckedAt: string }>(sql`
     update provider_configs set last_checked_at = now(), last_check_ok = ${ok}
     where ${tenantWhere({ appHandle, shop })} and provider = ${provider}

@@ -25,8 +25,16 @@ export function createForShop(deps: {
     const active = [];
     for (const app of candidates) if (await deps.installations.isActive(app.handle, shop)) active.push(app);
     if (active.length === 0) throw new ShopNotInstalledError(shop, shopifyApp);
-    if (active.length > 1) throw new InvalidShopError(`shopifyApp: "${shop}" is installed for several apps (${active.map((a) => a.handle).join(', ')}); name one`, 'shopifyApp');
+    if (active.length > 1)
+      throw new InvalidShopError(
+        `shopifyApp: "${shop}" is installed for several apps (${active.map((a) => a.handle).join(', ')}); name one`,
+        'shopifyApp',
+      );
     const app = active[0];
-    return Object.freeze({ shop, app: Object.freeze({ handle: app.handle, apiKey: app.apiKey }), providers: deps.connectors(app.handle, shop) });
+    return Object.freeze({
+      shop,
+      app: Object.freeze({ handle: app.handle, apiKey: app.apiKey }),
+      providers: deps.connectors(app.handle, shop),
+    });
   };
 }

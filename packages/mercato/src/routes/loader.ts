@@ -45,7 +45,8 @@ export function routePathOf(relativeFile: string): string {
   const segments = parts.map((part) => {
     const param = PARAM_RE.exec(part);
     if (param) return `:${param[1]}`;
-    if (!SEGMENT_RE.test(part)) throw new RouteLoadError(`routes/${relativeFile}: "${part}" is not a valid path segment (letters, digits, . _ ~ - or [param])`);
+    if (!SEGMENT_RE.test(part))
+      throw new RouteLoadError(`routes/${relativeFile}: "${part}" is not a valid path segment (letters, digits, . _ ~ - or [param])`);
     return part;
   });
   return ['/routes', ...segments].join('/');
@@ -113,7 +114,10 @@ export type RouteModuleLoader = (file: string) => Promise<Record<string, any>>;
 const importModule: RouteModuleLoader = (file) => import(pathToFileURL(file).href);
 
 /** Imports every route file and checks its shape, collecting every problem. A default export (defineRoute) or named exports are accepted. */
-export async function inspectRoutes(routesDir: string, loadModule: RouteModuleLoader = importModule): Promise<{ routes: LoadedRoute[]; problems: string[] }> {
+export async function inspectRoutes(
+  routesDir: string,
+  loadModule: RouteModuleLoader = importModule,
+): Promise<{ routes: LoadedRoute[]; problems: string[] }> {
   const { routes: files, problems } = scanRouteFiles(routesDir);
   const loaded: LoadedRoute[] = [];
   for (const route of files) {
@@ -129,7 +133,8 @@ export async function inspectRoutes(routesDir: string, loadModule: RouteModuleLo
       continue;
     }
     const methods = ROUTE_METHODS.filter((m) => (definition as Record<string, unknown>)[m] !== undefined);
-    for (const m of methods) if (typeof (definition as Record<string, unknown>)[m] !== 'function') problems.push(`${name}: ${m} must be a function`);
+    for (const m of methods)
+      if (typeof (definition as Record<string, unknown>)[m] !== 'function') problems.push(`${name}: ${m} must be a function`);
     if (methods.length === 0) problems.push(`${name}: exports no handler (one of ${ROUTE_METHODS.join(', ')})`);
     loaded.push({ ...route, definition, methods });
   }

@@ -62,7 +62,10 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         return fail('handler', error);
       }
       if (!(response instanceof Response)) {
-        return fail('handler', new TypeError(`${relPath}: the ${method} handler returned ${response === null ? 'null' : typeof response}, not a Response`));
+        return fail(
+          'handler',
+          new TypeError(`${relPath}: the ${method} handler returned ${response === null ? 'null' : typeof response}, not a Response`),
+        );
       }
       if (method === 'HEAD' && !route.definition.HEAD) return new Response(null, { status: response.status, headers: response.headers });
       return response;

@@ -72,9 +72,11 @@ function serialise(value: unknown): string {
 
 function decodeField(stored: Record<string, unknown>, field: string, length?: number): Buffer {
   const value = stored[field];
-  if (typeof value !== 'string' || !BASE64_PATTERN.test(value)) throw new SecretError(`stored secret is malformed: "${field}" is not base64`);
+  if (typeof value !== 'string' || !BASE64_PATTERN.test(value))
+    throw new SecretError(`stored secret is malformed: "${field}" is not base64`);
   const bytes = Buffer.from(value, 'base64');
-  if (length !== undefined && bytes.length !== length) throw new SecretError(`stored secret is malformed: "${field}" must be ${length} bytes`);
+  if (length !== undefined && bytes.length !== length)
+    throw new SecretError(`stored secret is malformed: "${field}" must be ${length} bytes`);
   return bytes;
 }
 
@@ -98,7 +100,9 @@ export function createSecrets(options: CreateSecretsOptions): RotatingSecrets {
   const previous = (options.previousKeys ?? []).map((hex, index) => toKey(hex, `ENCRYPTION_KEY_PREVIOUS entry ${index + 1}`));
   if (!current) {
     if (options.production) {
-      throw new SecretError('ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes) and keep it across deployments');
+      throw new SecretError(
+        'ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes) and keep it across deployments',
+      );
     }
     if (options.warnPlaintext !== false) options.logger.warn(PLAINTEXT_WARNING);
   }

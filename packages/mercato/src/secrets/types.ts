@@ -1,7 +1,5 @@
 /** Stored form of a secret value (a jsonb column). v1 is AES-256-GCM; v0 is the development-only plaintext fallback. */
-export type StoredSecret =
-  | { v: 1; kid: string; iv: string; tag: string; ct: string }
-  | { v: 0; plain: unknown };
+export type StoredSecret = { v: 1; kid: string; iv: string; tag: string; ct: string } | { v: 0; plain: unknown };
 
 export interface Secrets {
   /** True when values are encrypted (a key is configured). */

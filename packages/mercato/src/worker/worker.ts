@@ -33,7 +33,10 @@ export interface WorkerOptions {
 }
 
 /** The wait after the n-th empty poll in a row: pollIntervalMs × coefficient^(n − 1), capped at pollMaxIntervalMs. */
-export function emptyPollDelayMs(config: Pick<WorkerConfig, 'pollIntervalMs' | 'pollBackoffCoefficient' | 'pollMaxIntervalMs'>, emptyPolls: number): number {
+export function emptyPollDelayMs(
+  config: Pick<WorkerConfig, 'pollIntervalMs' | 'pollBackoffCoefficient' | 'pollMaxIntervalMs'>,
+  emptyPolls: number,
+): number {
   return backoffDelayMs(config.pollIntervalMs, config.pollBackoffCoefficient, emptyPolls, config.pollMaxIntervalMs);
 }
 
@@ -183,7 +186,10 @@ export class Worker {
     this.lastRecovery = now;
     const recovered = await recoverExpiredLeases(this.exec, this.options.maxLostLeases ?? DEFAULT_MAX_LOST_LEASES);
     for (const r of recovered) {
-      this.options.logger.warn({ runId: r.id, status: r.status }, r.status === 'failed' ? 'run failed: its workers kept dying' : 'reclaimed a run whose lease expired');
+      this.options.logger.warn(
+        { runId: r.id, status: r.status },
+        r.status === 'failed' ? 'run failed: its workers kept dying' : 'reclaimed a run whose lease expired',
+      );
     }
   }
 

@@ -24,11 +24,24 @@ export interface DevServer {
  * `mercato dev --port 0` in `projectDir`, on a fresh embedded database (or the given PostgreSQL one); resolves once it
  * listens. `env` adds variables (the fixture reads ADMIN_UI_DISABLED_PAGE).
  */
-export async function startDev(projectDir: string, options: { databaseUrl?: string; env?: Record<string, string> } = {}): Promise<DevServer> {
+export async function startDev(
+  projectDir: string,
+  options: { databaseUrl?: string; env?: Record<string, string> } = {},
+): Promise<DevServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mercato-ui-db-'));
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...options.env };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MERCATO_DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    ...options.env,
+  };
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: projectDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'dev', '--port', '0'], {
+    cwd: projectDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -91,7 +104,16 @@ export async function launch(origin: string): Promise<Watched> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+      '--disable-dev-shm-usage',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true, baseURL: origin });
   context.setDefaultTimeout(10_000);
@@ -147,7 +169,11 @@ export function resetArtifacts(): void {
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   // Toasts are left out so they do not cover the page (they are checked by the tests themselves).
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true, style: '.Polaris-Frame-ToastManager { display: none !important; }' });
+  await page.screenshot({
+    path: join(ARTIFACTS, `${name}.png`),
+    fullPage: true,
+    style: '.Polaris-Frame-ToastManager { display: none !important; }',
+  });
 }
 
 /** The texts an input's aria-describedby points at (Polaris puts a field's error and help text there). */
@@ -167,7 +193,12 @@ export async function pageAction(page: Page, name: string): Promise<void> {
     return;
   }
   await page.getByRole('button', { name: 'More actions' }).filter({ visible: true }).first().click();
-  await page.getByRole('menuitem', { name, exact: true }).or(page.getByRole('button', { name, exact: true })).filter({ visible: true }).first().click();
+  await page
+    .getByRole('menuitem', { name, exact: true })
+    .or(page.getByRole('button', { name, exact: true }))
+    .filter({ visible: true })
+    .first()
+    .click();
 }
 
 /**
@@ -197,6 +228,8 @@ export function unexpected(errors: string[], expected: ExpectedFailure[] = []): 
     } catch {
       return true;
     }
-    return !expected.some((e) => e.status === status && (typeof e.path === 'string' ? url.pathname === e.path : e.path.test(url.pathname + url.search)));
+    return !expected.some(
+      (e) => e.status === status && (typeof e.path === 'string' ? url.pathname === e.path : e.path.test(url.pathname + url.search)),
+    );
   });
 }

@@ -9,23 +9,38 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { unexpected } from './browser.ts';
 import { BUILD_INPUTS, adminUiBuildIsCurrent } from './build.ts';
 
-const failed = (status: number, url: string) => `console: Failed to load resource: the server responded with a status of ${status} (Whatever) @ ${url}`;
+const failed = (status: number, url: string) =>
+  `console: Failed to load resource: the server responded with a status of ${status} (Whatever) @ ${url}`;
 
 describe('unexpected console errors', () => {
   const origin = 'http://localhost:4000';
 
   it('tolerates only the listed status on the listed path', () => {
     const errors = [failed(409, `${origin}/api/flows/importOrders/run`), failed(400, `${origin}/api/runs/1/logs?q=level%3Aloud&limit=50`)];
-    expect(unexpected(errors, [{ status: 409, path: '/api/flows/importOrders/run' }, { status: 400, path: /^\/api\/runs\/[^/]+\/logs\?q=level%3Aloud/ }])).toEqual([]);
+    expect(
+      unexpected(errors, [
+        { status: 409, path: '/api/flows/importOrders/run' },
+        { status: 400, path: /^\/api\/runs\/[^/]+\/logs\?q=level%3Aloud/ },
+      ]),
+    ).toEqual([]);
     // Same path, another status; same status, another path: both are failures.
-    expect(unexpected([failed(500, `${origin}/api/flows/importOrders/run`)], [{ status: 409, path: '/api/flows/importOrders/run' }])).toHaveLength(1);
-    expect(unexpected([failed(409, `${origin}/api/flows/flaky/run`)], [{ status: 409, path: '/api/flows/importOrders/run' }])).toHaveLength(1);
+    expect(
+      unexpected([failed(500, `${origin}/api/flows/importOrders/run`)], [{ status: 409, path: '/api/flows/importOrders/run' }]),
+    ).toHaveLength(1);
+    expect(unexpected([failed(409, `${origin}/api/flows/flaky/run`)], [{ status: 409, path: '/api/flows/importOrders/run' }])).toHaveLength(
+      1,
+    );
     // A string path is the whole path, not a prefix.
     expect(unexpected([failed(404, `${origin}/api/functions/x`)], [{ status: 404, path: '/api/functions' }])).toHaveLength(1);
   });
 
   it('never tolerates 4xx answers nobody listed, exceptions, or console errors of the app', () => {
-    const errors = [failed(400, `${origin}/api/providers/crm`), failed(401, `${origin}/api/pages`), 'exception: boom', 'console: Warning: each child needs a key'];
+    const errors = [
+      failed(400, `${origin}/api/providers/crm`),
+      failed(401, `${origin}/api/pages`),
+      'exception: boom',
+      'console: Warning: each child needs a key',
+    ];
     expect(unexpected(errors)).toEqual(errors);
     expect(unexpected([failed(404, 'not a url')], [{ status: 404, path: /./ }])).toHaveLength(1);
   });
@@ -39,9 +54,11 @@ describe('admin UI build freshness', () => {
     dir = mkdtempSync(join(tmpdir(), 'admin-ui-build-'));
     mkdirSync(join(dir, 'src'));
     mkdirSync(join(dir, 'dist'));
-    for (const file of ['index.html', 'src/main.tsx', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json']) writeFileSync(join(dir, file), 'x');
+    for (const file of ['index.html', 'src/main.tsx', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])
+      writeFileSync(join(dir, file), 'x');
     const old = new Date(Date.now() - 60_000);
-    for (const file of ['index.html', 'src/main.tsx', 'src', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json']) utimesSync(join(dir, file), old, old);
+    for (const file of ['index.html', 'src/main.tsx', 'src', 'vite.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'])
+      utimesSync(join(dir, file), old, old);
     writeFileSync(join(dir, 'dist', 'index.html'), 'built');
     return { lockfile: join(dir, 'package-lock.json') };
   }

@@ -59,7 +59,15 @@ describe('admin UI files', () => {
       expect(res.headers.get('cache-control')).toBe(INDEX_CACHE);
       expect(res.headers.get('content-security-policy')).toBe("frame-ancestors 'self';");
       const html = await res.text();
-      expect(boot(html)).toEqual({ apps: [{ handle: 'alpha', apiKey: 'key-alpha' }, { handle: 'beta', apiKey: 'key-beta' }], preview: '/__mercato/preview', embedded: false, version: '1.2.3' });
+      expect(boot(html)).toEqual({
+        apps: [
+          { handle: 'alpha', apiKey: 'key-alpha' },
+          { handle: 'beta', apiKey: 'key-beta' },
+        ],
+        preview: '/__mercato/preview',
+        embedded: false,
+        version: '1.2.3',
+      });
       expect(html).not.toContain(APP_BRIDGE_URL);
       expect(html).not.toContain('apiSecret');
       expect(html).not.toContain('s1');
@@ -136,14 +144,21 @@ describe('admin UI files', () => {
   });
 
   it('keeps the boot config inert inside its <script>', () => {
-    const html = renderIndex(INDEX, { apps: [{ handle: 'x', apiKey: '</script><script>alert(1)</script>' }], previewPath: null, version: '1' });
+    const html = renderIndex(INDEX, {
+      apps: [{ handle: 'x', apiKey: '</script><script>alert(1)</script>' }],
+      previewPath: null,
+      version: '1',
+    });
     expect(html).not.toContain('</script><script>alert(1)');
     expect(boot(html).apps[0].apiKey).toBe('</script><script>alert(1)</script>');
   });
 });
 
 /** A raw GET over node:http: the bytes as sent (fetch would decompress them). */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -169,7 +184,11 @@ describe('admin UI over real HTTP: ETag and compression', () => {
   });
 
   it('answers If-None-Match with 304 and no body, for a hashed asset and for index.html', async () => {
-    for (const [path, cache] of [['/assets/index-abc123.js', IMMUTABLE_CACHE], ['/runs', INDEX_CACHE], ['/favicon.svg', SHORT_CACHE]] as const) {
+    for (const [path, cache] of [
+      ['/assets/index-abc123.js', IMMUTABLE_CACHE],
+      ['/runs', INDEX_CACHE],
+      ['/favicon.svg', SHORT_CACHE],
+    ] as const) {
       const first = await rawGet(`${server.url}${path}`);
       expect(first.status, path).toBe(200);
       expect(first.headers['cache-control'], path).toBe(cache);
@@ -203,7 +222,10 @@ describe('admin UI over real HTTP: ETag and compression', () => {
     expect(identity.headers['content-encoding']).toBeUndefined();
     expect(identity.body.toString()).toBe(JS);
     expect(gz.headers.etag).toBe(`W/${identity.headers.etag as string}`);
-    const revalidated = await rawGet(`${server.url}/assets/index-abc123.js`, { 'accept-encoding': 'gzip', 'if-none-match': gz.headers.etag as string });
+    const revalidated = await rawGet(`${server.url}/assets/index-abc123.js`, {
+      'accept-encoding': 'gzip',
+      'if-none-match': gz.headers.etag as string,
+    });
     expect(revalidated.status).toBe(304);
     // files under the compression threshold go as they are
     const css = await rawGet(`${server.url}/assets/index-abc123.css`, { 'accept-encoding': 'gzip' });

@@ -11,7 +11,19 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import { ensureAdminUiBuilt } from './build.ts';
-import { CHROMIUM, type DevServer, type ExpectedFailure, type Watched, describedBy, launch, pageAction, resetArtifacts, screenshot, startDev, unexpected } from './browser.ts';
+import {
+  CHROMIUM,
+  type DevServer,
+  type ExpectedFailure,
+  type Watched,
+  describedBy,
+  launch,
+  pageAction,
+  resetArtifacts,
+  screenshot,
+  startDev,
+  unexpected,
+} from './browser.ts';
 import { SHOP } from '../kit/index.ts';
 
 const PROJECT = fileURLToPath(new URL('../fixtures/admin-ui-app/', import.meta.url));
@@ -67,7 +79,8 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.waitForURL((url) => url.pathname === '/runs' && !url.search.includes('preview-shop'));
     await expect.poll(() => page.getByRole('heading', { name: 'Runs', level: 1 }).isVisible()).toBe(true);
     const nav = page.locator('nav');
-    for (const label of ['Home', 'Flows', 'Runs', 'Providers', 'Functions', 'MCP']) await expect.poll(() => nav.getByRole('link', { name: label, exact: true }).count()).toBe(1);
+    for (const label of ['Home', 'Flows', 'Runs', 'Providers', 'Functions', 'MCP'])
+      await expect.poll(() => nav.getByRole('link', { name: label, exact: true }).count()).toBe(1);
     expect(await nav.getByRole('link', { name: 'Crons' }).count()).toBe(0); // hidden (a disabled page: see the last describe)
     await page.getByRole('button', { name: new RegExp(SHOP) }).waitFor();
     checkConsole();
@@ -108,13 +121,21 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.getByRole('dialog').getByRole('button', { name: 'Edit as JSON' }).click();
     // The JSON is checked against the schema like the form: the problems under the box, nothing sent.
     const beforeJson = w.requests.length;
-    await page.getByRole('dialog').getByLabel('Input (JSON object)').fill('{"since":"1","limit":900,"channel":"tv","customer":{"email":"x"}}');
+    await page
+      .getByRole('dialog')
+      .getByLabel('Input (JSON object)')
+      .fill('{"since":"1","limit":900,"channel":"tv","customer":{"email":"x"}}');
     await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
     await expect
       .poll(() => describedBy(page, 'Input (JSON object)'))
-      .toContain('since: Must be at least 2 characters; limit: Must be at most 500; channel: Must be one of "web", "pos"; customer.email: Must be an email address');
+      .toContain(
+        'since: Must be at least 2 characters; limit: Must be at most 500; channel: Must be one of "web", "pos"; customer.email: Must be an email address',
+      );
     expect(w.requests.slice(beforeJson).filter((r) => r.url.includes('/api/flows/'))).toEqual([]);
-    await page.getByRole('dialog').getByLabel('Input (JSON object)').fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"}}');
+    await page
+      .getByRole('dialog')
+      .getByLabel('Input (JSON object)')
+      .fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"}}');
     await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
     await page.getByText('This flow is already running').waitFor();
     await screenshot(page, '04-conflict');
@@ -165,11 +186,17 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await expect.poll(() => lines.count()).toBe(3);
 
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export matching logs as CSV' }).click()]);
+    const [csv] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export matching logs as CSV' }).click(),
+    ]);
     expect(csv.suggestedFilename()).toBe(`run-${firstRunId}-logs.csv`);
     const csvText = readFileSync((await csv.path())!, 'utf8');
     expect(csvText.trim().split('\n')).toHaveLength(4); // header + the 3 matching lines
-    const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export matching logs as JSON' }).click()]);
+    const [json] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export matching logs as JSON' }).click(),
+    ]);
     const exported = JSON.parse(readFileSync((await json.path())!, 'utf8'));
     expect(JSON.stringify(exported)).toContain('order 1002 read');
     expect(JSON.stringify(exported)).not.toContain('has no email');
@@ -193,7 +220,10 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.goto('/flows');
     await page.getByRole('button', { name: 'Run importOrders' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Edit as JSON' }).click();
-    await page.getByRole('dialog').getByLabel('Input (JSON object)').fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"},"delayMs":10000}');
+    await page
+      .getByRole('dialog')
+      .getByLabel('Input (JSON object)')
+      .fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"},"delayMs":10000}');
     await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     await expect.poll(() => runStatus().getAttribute('data-status')).toBe('running');
@@ -205,7 +235,9 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     const windowStart = Date.now();
     await page.waitForTimeout(3000);
     const now = Date.now();
-    const watches = w.requests.filter((r) => r.url.includes(`/api/runs/${runId}/watch`) && r.url.includes('since=') && (r.end ?? now) > windowStart);
+    const watches = w.requests.filter(
+      (r) => r.url.includes(`/api/runs/${runId}/watch`) && r.url.includes('since=') && (r.end ?? now) > windowStart,
+    );
     expect(watches.length).toBeGreaterThanOrEqual(1);
     expect(watches.length).toBeLessThanOrEqual(2);
     expect(Math.max(...watches.map((r) => (r.end ?? now) - r.start))).toBeGreaterThan(1500);
@@ -269,7 +301,11 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     // Pagination: 26 more runs (made through the API with a preview session token) make two pages of 25.
     const token = await sessionToken(dev.url);
     for (let i = 0; i < 26; i++) {
-      const res = await fetch(`${dev.url}/api/flows/flaky/run`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"input":{}}' });
+      const res = await fetch(`${dev.url}/api/flows/flaky/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{"input":{}}',
+      });
       expect(res.status).toBe(202);
     }
     await page.goto('/runs?search=flaky');
@@ -282,7 +318,10 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.locator('.Polaris-IndexTable__TableHeading--first').getByRole('checkbox').check({ force: true });
     await page.getByRole('button', { name: 'Delete runs' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
-    await page.getByText(new RegExp(`Deleted ${count} runs`)).first().waitFor();
+    await page
+      .getByText(new RegExp(`Deleted ${count} runs`))
+      .first()
+      .waitFor();
     await page.getByText('No runs match these filters').waitFor();
     checkConsole();
   });
@@ -340,13 +379,16 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Name').fill('Support assistant');
     // The expiry choices are the server's (GET /api/mcp/capabilities), with its default preselected: 90 days.
-    const caps = (await (await fetch(`${dev.url}/api/mcp/capabilities`, { headers: { authorization: `Bearer ${await sessionToken(dev.url)}` } })).json()) as {
+    const caps = (await (
+      await fetch(`${dev.url}/api/mcp/capabilities`, { headers: { authorization: `Bearer ${await sessionToken(dev.url)}` } })
+    ).json()) as {
       expiryOptions: { label: string; default: boolean }[];
     };
     expect(caps.expiryOptions.map((o) => o.label)).toEqual(expect.arrayContaining(['30 days', '90 days', '1 year', 'Never']));
     const radios = dialog.getByRole('radio');
     expect(await radios.count()).toBe(caps.expiryOptions.length);
-    for (const option of caps.expiryOptions) expect(await dialog.getByRole('radio', { name: option.label, exact: true }).isChecked()).toBe(option.default);
+    for (const option of caps.expiryOptions)
+      expect(await dialog.getByRole('radio', { name: option.label, exact: true }).isChecked()).toBe(option.default);
     expect(caps.expiryOptions.find((o) => o.default)?.label).toBe('90 days');
     await dialog.getByRole('radio', { name: '1 year', exact: true }).check({ force: true });
     await dialog.getByRole('checkbox', { name: /List flows and recent runs/ }).check({ force: true });
@@ -397,7 +439,12 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await bundles.getByText('No instances yet').waitFor();
     // A type without platform mutations: listed, nothing to manage.
     await page.getByRole('region', { name: 'Nearest store function' }).getByText("Managed in the platform's admin").waitFor();
-    expect(await page.getByRole('region', { name: 'Nearest store function' }).getByRole('button', { name: /Create/ }).count()).toBe(0);
+    expect(
+      await page
+        .getByRole('region', { name: 'Nearest store function' })
+        .getByRole('button', { name: /Create/ })
+        .count(),
+    ).toBe(0);
 
     // Create a code discount. Checked before sending: the mode, the title, the configuration's required fields.
     await discount.getByRole('button', { name: 'Create Volume discount instance' }).click();
@@ -424,7 +471,13 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
       page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === base),
       dialog.getByRole('button', { name: 'Create instance' }).click(),
     ]);
-    expect(createRequest.postDataJSON()).toMatchObject({ mode: 'code', title: 'Bulk 10', code: 'BULK10', appliesOncePerCustomer: false, config: { minQuantity: 3, percentage: 10 } });
+    expect(createRequest.postDataJSON()).toMatchObject({
+      mode: 'code',
+      title: 'Bulk 10',
+      code: 'BULK10',
+      appliesOncePerCustomer: false,
+      config: { minQuantity: 3, percentage: 10 },
+    });
     await page.getByText('Bulk 10 created').first().waitFor();
     const bulkRow = discount.getByRole('row', { name: /Bulk 10/ });
     await bulkRow.waitFor();
@@ -481,7 +534,9 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     const answer = (await updated.json()) as { ok: boolean; id: string; previousId: string; recreated: boolean };
     expect(answer).toMatchObject({ ok: true, recreated: true, previousId });
     expect(answer.id).not.toBe(previousId);
-    await expect.poll(() => bundles.getByTestId('recreated-notice').textContent()).toContain(`its id is now ${answer.id} (it was ${previousId})`);
+    await expect
+      .poll(() => bundles.getByTestId('recreated-notice').textContent())
+      .toContain(`its id is now ${answer.id} (it was ${previousId})`);
     await expect.poll(() => bundles.getByTestId('instance-id').textContent()).toBe(answer.id);
     expect(await bundles.getByRole('row', { name: /Cart transform/ }).textContent()).toContain('Bundle tag: kit');
     await screenshot(page, '17-functions');
@@ -503,7 +558,11 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     // The platform agrees: no discount instance left, the re-created cart transform stands.
     const token = await sessionToken(dev.url);
     const list = async (handle: string) =>
-      ((await (await fetch(`${dev.url}/api/functions/${handle}/instances`, { headers: { authorization: `Bearer ${token}` } })).json()) as { instances: { id: string }[] }).instances;
+      (
+        (await (await fetch(`${dev.url}/api/functions/${handle}/instances`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+          instances: { id: string }[];
+        }
+      ).instances;
     expect(await list('volume-discount')).toEqual([]);
     expect((await list('bundles')).map((i) => i.id)).toEqual([answer.id]);
     checkConsole([
@@ -516,7 +575,9 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     // The page's own list fails.
     let fail = true;
     await page.route('**/api/functions', (route) =>
-      fail ? route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"The platform request failed: simulated outage"}' }) : route.continue(),
+      fail
+        ? route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"The platform request failed: simulated outage"}' })
+        : route.continue(),
     );
     await page.goto('/functions');
     await page.getByText('Functions could not be loaded').waitFor();
@@ -524,13 +585,18 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await screenshot(page, '19-error-state');
     fail = false;
     await page.getByRole('button', { name: 'Try again' }).click();
-    await page.getByRole('region', { name: 'Bundles function' }).getByRole('row', { name: /Cart transform/ }).waitFor();
+    await page
+      .getByRole('region', { name: 'Bundles function' })
+      .getByRole('row', { name: /Cart transform/ })
+      .waitFor();
     await page.unroute('**/api/functions');
 
     // One definition's instances fail (the app not installed: 409): that card says so, the others work.
     fail = true;
     await page.route('**/api/functions/bundles/instances', (route) =>
-      fail ? route.fulfill({ status: 409, contentType: 'application/json', body: '{"error":"The app is not installed on this shop"}' }) : route.continue(),
+      fail
+        ? route.fulfill({ status: 409, contentType: 'application/json', body: '{"error":"The app is not installed on this shop"}' })
+        : route.continue(),
     );
     await page.goto('/functions');
     const bundles = page.getByRole('region', { name: 'Bundles function' });
@@ -545,7 +611,11 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     // A token's page whose capabilities fail shows the error (it used to show a skeleton for ever).
     expect(tokenPageUrl).toMatch(/^\/mcp-tokens\/.+/);
     fail = true;
-    await page.route('**/api/mcp/capabilities', (route) => (fail ? route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"capabilities unavailable"}' }) : route.continue()));
+    await page.route('**/api/mcp/capabilities', (route) =>
+      fail
+        ? route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"capabilities unavailable"}' })
+        : route.continue(),
+    );
     await page.goto(tokenPageUrl);
     await page.getByText('MCP token could not be loaded').waitFor();
     await page.getByText('capabilities unavailable').waitFor();
@@ -568,7 +638,8 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
     let rejected = 0;
     await page.route('**/api/providers', async (route) => {
-      if (rejected++ === 0) await route.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"Session token expired"}' });
+      if (rejected++ === 0)
+        await route.fulfill({ status: 401, contentType: 'application/json', body: '{"error":"Session token expired"}' });
       else await route.continue();
     });
     const before = w.requests.length;
@@ -628,7 +699,10 @@ describe.skipIf(!hasChromium)('admin UI with a disabled page', { timeout: 60_000
 
   beforeAll(async () => {
     if (process.env.DATABASE_URL) database = await createTestDatabase('postgres', { migrate: false });
-    const [server] = await Promise.all([startDev(PROJECT, { databaseUrl: database?.url, env: { ADMIN_UI_DISABLED_PAGE: 'functions' } }), ensureAdminUiBuilt()]);
+    const [server] = await Promise.all([
+      startDev(PROJECT, { databaseUrl: database?.url, env: { ADMIN_UI_DISABLED_PAGE: 'functions' } }),
+      ensureAdminUiBuilt(),
+    ]);
     dev = server;
     w = await launch(dev.url);
   }, 180_000);

@@ -47,7 +47,8 @@ const disabledInstance = app.defineConfig({ flows: {}, pages: { flows: 'disabled
 
 describeEngines('run watch and home summary', (get) => {
   let t: TestRuntime;
-  const dispatch = async (flow: string, shop = SHOP) => (await json(await t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input: {} }, shop }))).body.runId as string;
+  const dispatch = async (flow: string, shop = SHOP) =>
+    (await json(await t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input: {} }, shop }))).body.runId as string;
   const watch = (id: string, query = '', shop = SHOP) => t.api(`/api/runs/${id}/watch${query}`, { shop }).then(json);
 
   beforeAll(async () => {

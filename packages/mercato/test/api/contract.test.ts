@@ -28,7 +28,11 @@ function expectShape<T>(value: unknown, keys: KeySpec<T>, what: string): void {
   const sent = Object.keys(value as object);
   const all = Object.keys(keys);
   const required = all.filter((k) => (keys as Record<string, string>)[k] === 'required');
-  expect({ what, missing: required.filter((k) => !sent.includes(k)), unexpected: sent.filter((k) => !all.includes(k)) }).toEqual({ what, missing: [], unexpected: [] });
+  expect({ what, missing: required.filter((k) => !sent.includes(k)), unexpected: sent.filter((k) => !all.includes(k)) }).toEqual({
+    what,
+    missing: [],
+    unexpected: [],
+  });
 }
 
 const RUN_ROW = spec<Api.RunRow>({
@@ -68,11 +72,50 @@ const RUN_DETAIL = spec<Api.RunDetail>({
   retryPolicy: 'required',
   steps: 'required',
 });
-const STEP_ROW = spec<Api.StepRow>({ name: 'required', status: 'required', attempt: 'required', result: 'required', error: 'required', startedAt: 'required', finishedAt: 'required', durationMs: 'required' });
-const RETRY_POLICY = spec<Api.RetryPolicy>({ maxAttempts: 'required', initialIntervalMs: 'required', backoffCoefficient: 'required', maxIntervalMs: 'required' });
-const FLOW_INFO = spec<Api.FlowInfo>({ name: 'required', description: 'required', inputSchema: 'required', crons: 'required', concurrency: 'required', timeout: 'required', retryPolicy: 'required' });
-const FLOW_CRON = spec<Api.FlowCron>({ key: 'required', name: 'required', schedule: 'required', shops: 'required', timezone: 'required', input: 'required' });
-const LOG_ROW = spec<Api.LogRow>({ id: 'required', level: 'required', message: 'required', data: 'required', step: 'required', attempt: 'required', createdAt: 'required', context: 'required', contextOf: 'optional' });
+const STEP_ROW = spec<Api.StepRow>({
+  name: 'required',
+  status: 'required',
+  attempt: 'required',
+  result: 'required',
+  error: 'required',
+  startedAt: 'required',
+  finishedAt: 'required',
+  durationMs: 'required',
+});
+const RETRY_POLICY = spec<Api.RetryPolicy>({
+  maxAttempts: 'required',
+  initialIntervalMs: 'required',
+  backoffCoefficient: 'required',
+  maxIntervalMs: 'required',
+});
+const FLOW_INFO = spec<Api.FlowInfo>({
+  name: 'required',
+  description: 'required',
+  inputSchema: 'required',
+  crons: 'required',
+  concurrency: 'required',
+  timeout: 'required',
+  retryPolicy: 'required',
+});
+const FLOW_CRON = spec<Api.FlowCron>({
+  key: 'required',
+  name: 'required',
+  schedule: 'required',
+  shops: 'required',
+  timezone: 'required',
+  input: 'required',
+});
+const LOG_ROW = spec<Api.LogRow>({
+  id: 'required',
+  level: 'required',
+  message: 'required',
+  data: 'required',
+  step: 'required',
+  attempt: 'required',
+  createdAt: 'required',
+  context: 'required',
+  contextOf: 'optional',
+});
 const CRON = spec<Api.Cron>({
   key: 'required',
   name: 'required',
@@ -100,7 +143,16 @@ const PROVIDER = spec<Api.Provider>({
   status: 'required',
   configError: 'required',
 });
-const PROVIDER_FIELD = spec<Api.ProviderField>({ name: 'required', type: 'required', label: 'required', required: 'required', description: 'optional', placeholder: 'optional', options: 'optional', hasValue: 'optional' });
+const PROVIDER_FIELD = spec<Api.ProviderField>({
+  name: 'required',
+  type: 'required',
+  label: 'required',
+  required: 'required',
+  description: 'optional',
+  placeholder: 'optional',
+  options: 'optional',
+  hasValue: 'optional',
+});
 const MCP_TOKEN = spec<Api.McpToken>({
   id: 'required',
   name: 'required',
@@ -131,7 +183,12 @@ const CONFLICT_BODY = spec<Required<Pick<Api.ApiErrorBody, 'error' | 'status'>>>
 const crm = defineProvider({
   name: 'crm',
   description: 'A CRM',
-  ui: { fields: { baseUrl: { type: 'text', label: 'Base URL', placeholder: 'https://crm.example' }, apiKey: { type: 'password', label: 'API key' } } },
+  ui: {
+    fields: {
+      baseUrl: { type: 'text', label: 'Base URL', placeholder: 'https://crm.example' },
+      apiKey: { type: 'password', label: 'API key' },
+    },
+  },
   checker: async () => true,
   methods: { ping: async () => 'pong' },
 });
@@ -196,7 +253,10 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
       for (const cron of flow.crons) expectShape(cron, FLOW_CRON, 'FlowCron');
     }
 
-    const dispatched = await call('/api/flows/greet/run', { method: 'POST', json: { input: { name: 'Ada' } } satisfies Api.RunFlowRequest });
+    const dispatched = await call('/api/flows/greet/run', {
+      method: 'POST',
+      json: { input: { name: 'Ada' } } satisfies Api.RunFlowRequest,
+    });
     expect(dispatched.status).toBe(202);
     expectShape<Api.DispatchResponse>(dispatched.body, { runId: 'required', status: 'required' }, 'POST /api/flows/:name/run');
     const id = dispatched.body.runId as string;
@@ -205,10 +265,18 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     await waitForRun(get().db, failed);
 
     const list = await call('/api/runs');
-    expectShape<Api.RunListResponse>(list.body, { runs: 'required', total: 'required', limit: 'required', offset: 'required' }, 'GET /api/runs');
+    expectShape<Api.RunListResponse>(
+      list.body,
+      { runs: 'required', total: 'required', limit: 'required', offset: 'required' },
+      'GET /api/runs',
+    );
     expect(list.body.runs).toHaveLength(2);
     for (const run of list.body.runs) expectShape(run, RUN_ROW, 'RunRow');
-    expectShape<Api.RunListResponse>((await call('/api/flows/greet/runs')).body, { runs: 'required', total: 'required', limit: 'required', offset: 'required' }, 'GET /api/flows/:name/runs');
+    expectShape<Api.RunListResponse>(
+      (await call('/api/flows/greet/runs')).body,
+      { runs: 'required', total: 'required', limit: 'required', offset: 'required' },
+      'GET /api/flows/:name/runs',
+    );
 
     const detail = await call(`/api/runs/${id}`);
     expectShape(detail.body, RUN_DETAIL, 'GET /api/runs/:id');
@@ -219,21 +287,37 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     expectShape<Api.RunError>(failedDetail.body.error, { name: 'required', message: 'required', stack: 'optional' }, 'RunDetail.error');
 
     const changed = await call(`/api/runs/${id}/watch?timeout=0`);
-    expectShape<Extract<Api.WatchResponse, { changed: true }>>(changed.body, { changed: 'required', version: 'required', run: 'required', lastLogId: 'required' }, 'watch, changed');
+    expectShape<Extract<Api.WatchResponse, { changed: true }>>(
+      changed.body,
+      { changed: 'required', version: 'required', run: 'required', lastLogId: 'required' },
+      'watch, changed',
+    );
     expectShape(changed.body.run, RUN_DETAIL, 'watch run');
     const unchanged = await call(`/api/runs/${id}/watch?timeout=0&since=${encodeURIComponent(changed.body.version)}`);
     expect(unchanged.body.changed).toBe(false);
-    expectShape<Extract<Api.WatchResponse, { changed: false }>>(unchanged.body, { changed: 'required', version: 'required' }, 'watch, unchanged');
+    expectShape<Extract<Api.WatchResponse, { changed: false }>>(
+      unchanged.body,
+      { changed: 'required', version: 'required' },
+      'watch, unchanged',
+    );
 
     const home = await call('/api/home');
-    expectShape<Api.HomeSummary>(home.body, { since: 'required', counts: 'required', total: 'required', recentFailures: 'required' }, 'GET /api/home');
+    expectShape<Api.HomeSummary>(
+      home.body,
+      { since: 'required', counts: 'required', total: 'required', recentFailures: 'required' },
+      'GET /api/home',
+    );
     expectShape<Api.HomeSummary['counts']>(
       home.body.counts,
       { pending: 'required', running: 'required', sleeping: 'required', completed: 'required', failed: 'required', canceled: 'required' },
       'HomeSummary.counts',
     );
     expect(home.body.recentFailures).toHaveLength(1);
-    expectShape<Api.RecentFailure>(home.body.recentFailures[0], { id: 'required', flowName: 'required', createdAt: 'required', finishedAt: 'required', errorSummary: 'required' }, 'RecentFailure');
+    expectShape<Api.RecentFailure>(
+      home.body.recentFailures[0],
+      { id: 'required', flowName: 'required', createdAt: 'required', finishedAt: 'required', errorSummary: 'required' },
+      'RecentFailure',
+    );
 
     const logs = await call(`/api/runs/${id}/logs`);
     expectShape<Api.LogSearchResponse>(
@@ -246,7 +330,11 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
 
     const retried = await call(`/api/runs/${failed}/retry?mode=reset`, { method: 'POST' });
     expect(retried.status).toBe(202);
-    expectShape<Api.RetryRunResponse>(retried.body, { runId: 'required', status: 'required', mode: 'required', previousStatus: 'required', deletedSteps: 'required' }, 'retry');
+    expectShape<Api.RetryRunResponse>(
+      retried.body,
+      { runId: 'required', status: 'required', mode: 'required', previousStatus: 'required', deletedSteps: 'required' },
+      'retry',
+    );
     await waitForRun(get().db, failed);
     const napping = (await call('/api/flows/nap/run', { method: 'POST', json: { input: {} } })).body.runId as string;
     await waitForRun(get().db, napping, (r) => r.status === 'sleeping');
@@ -267,14 +355,20 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     expectShape<Api.CronListResponse>(crons.body, { crons: 'required' }, 'GET /api/crons');
     expect(crons.body.crons).toHaveLength(1);
     expectShape(crons.body.crons[0], CRON, 'Cron');
-    const toggled = await call('/api/crons/toggle', { method: 'POST', json: { key: crons.body.crons[0].key, enabled: false } satisfies Api.CronToggleRequest });
+    const toggled = await call('/api/crons/toggle', {
+      method: 'POST',
+      json: { key: crons.body.crons[0].key, enabled: false } satisfies Api.CronToggleRequest,
+    });
     expectShape<Api.CronToggleResponse>(toggled.body, { ok: 'required', key: 'required', enabled: 'required' }, 'POST /api/crons/toggle');
 
     const providers = await call('/api/providers');
     expectShape<Api.ProviderListResponse>(providers.body, { providers: 'required' }, 'GET /api/providers');
     expectShape(providers.body.providers[0], PROVIDER, 'Provider');
     for (const field of providers.body.providers[0].fields) expectShape(field, PROVIDER_FIELD, 'ProviderField');
-    const saved = await call('/api/providers/crm', { method: 'PUT', json: { config: { baseUrl: 'https://crm.example', apiKey: 'k' } } satisfies Api.SaveProviderRequest });
+    const saved = await call('/api/providers/crm', {
+      method: 'PUT',
+      json: { config: { baseUrl: 'https://crm.example', apiKey: 'k' } } satisfies Api.SaveProviderRequest,
+    });
     expectShape<Api.SaveProviderResponse>(saved.body, { ok: 'required', provider: 'required' }, 'PUT /api/providers/:name');
     expectShape(saved.body.provider, PROVIDER, 'SaveProviderResponse.provider');
     const checked = await call('/api/providers/crm/check', { method: 'POST' });
@@ -284,12 +378,46 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     expectShape(caps.body, MCP_CAPABILITIES, 'GET /api/mcp/capabilities');
     expectShape<Api.McpPermission>(
       caps.body.permissions[0],
-      { key: 'required', label: 'required', group: 'required', riskLevel: 'required', description: 'required', core: 'required', reserved: 'required' },
+      {
+        key: 'required',
+        label: 'required',
+        group: 'required',
+        riskLevel: 'required',
+        description: 'required',
+        core: 'required',
+        reserved: 'required',
+      },
       'McpPermission',
     );
-    expectShape<Api.McpTool>(caps.body.tools[0], { name: 'required', title: 'required', description: 'required', requiredPermissions: 'required', riskLevel: 'required', builtIn: 'required' }, 'McpTool');
-    expectShape<Api.McpResource>(caps.body.resources[0], { uri: 'required', name: 'required', description: 'required', mimeType: 'required', requiredPermissions: 'required', builtIn: 'required' }, 'McpResource');
-    expectShape<Api.ExpiryOption>(caps.body.expiryOptions[0], { label: 'required', expiresInDays: 'required', default: 'required' }, 'ExpiryOption');
+    expectShape<Api.McpTool>(
+      caps.body.tools[0],
+      {
+        name: 'required',
+        title: 'required',
+        description: 'required',
+        requiredPermissions: 'required',
+        riskLevel: 'required',
+        builtIn: 'required',
+      },
+      'McpTool',
+    );
+    expectShape<Api.McpResource>(
+      caps.body.resources[0],
+      {
+        uri: 'required',
+        name: 'required',
+        description: 'required',
+        mimeType: 'required',
+        requiredPermissions: 'required',
+        builtIn: 'required',
+      },
+      'McpResource',
+    );
+    expectShape<Api.ExpiryOption>(
+      caps.body.expiryOptions[0],
+      { label: 'required', expiresInDays: 'required', default: 'required' },
+      'ExpiryOption',
+    );
     const created = await call('/api/mcp/tokens', { method: 'POST', json: { name: 'contract' } satisfies Api.CreateMcpTokenRequest });
     expect(created.status).toBe(201);
     expectShape<Api.McpTokenSecretResponse>(created.body, { token: 'required', secret: 'required' }, 'POST /api/mcp/tokens');
@@ -300,9 +428,19 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     expectShape(tokens.body.tokens[0], MCP_TOKEN, 'McpToken in a list');
     const detail = await call(`/api/mcp/tokens/${tokenId}`);
     expectShape(detail.body, { ...MCP_TOKEN, audits: 'required' } satisfies KeySpec<Api.McpTokenDetail>, 'GET /api/mcp/tokens/:id');
-    const perms = await call(`/api/mcp/tokens/${tokenId}/permissions`, { method: 'PUT', json: { permissions: [] } satisfies Api.SetMcpPermissionsRequest });
-    expectShape<Api.SetMcpPermissionsResponse>(perms.body, { ok: 'required', permissions: 'required' }, 'PUT /api/mcp/tokens/:id/permissions');
-    const patched = await call(`/api/mcp/tokens/${tokenId}`, { method: 'PATCH', json: { status: 'disabled' } satisfies Api.PatchMcpTokenRequest });
+    const perms = await call(`/api/mcp/tokens/${tokenId}/permissions`, {
+      method: 'PUT',
+      json: { permissions: [] } satisfies Api.SetMcpPermissionsRequest,
+    });
+    expectShape<Api.SetMcpPermissionsResponse>(
+      perms.body,
+      { ok: 'required', permissions: 'required' },
+      'PUT /api/mcp/tokens/:id/permissions',
+    );
+    const patched = await call(`/api/mcp/tokens/${tokenId}`, {
+      method: 'PATCH',
+      json: { status: 'disabled' } satisfies Api.PatchMcpTokenRequest,
+    });
     expectShape<Api.OkResponse>(patched.body, { ok: 'required' }, 'PATCH /api/mcp/tokens/:id');
     const rotated = await call(`/api/mcp/tokens/${tokenId}/rotate`, { method: 'POST' });
     expectShape<Api.McpTokenSecretResponse>(rotated.body, { token: 'required', secret: 'required' }, 'POST /api/mcp/tokens/:id/rotate');
@@ -311,7 +449,11 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
 
     const pages = await call('/api/pages');
     expectShape<Api.PagesResponse>(pages.body, { pages: 'required' }, 'GET /api/pages');
-    expectShape<Api.PagesResponse['pages']>(pages.body.pages, { flows: 'required', providers: 'required', crons: 'required', functions: 'required', mcp: 'required' }, 'PagesResponse.pages');
+    expectShape<Api.PagesResponse['pages']>(
+      pages.body.pages,
+      { flows: 'required', providers: 'required', crons: 'required', functions: 'required', mcp: 'required' },
+      'PagesResponse.pages',
+    );
 
     const bad = await call('/api/runs?limit=0');
     expect(bad.status).toBe(400);
@@ -319,7 +461,8 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     const invalid = await call('/api/flows/greet/run', { method: 'POST', json: { input: { name: 1 } } });
     expect(invalid.status).toBe(400);
     expectShape(invalid.body, ERROR_BODY, '400 with issues');
-    for (const issue of invalid.body.issues) expectShape<Api.InputIssue>(issue, { path: 'required', message: 'required', code: 'required' }, 'InputIssue');
+    for (const issue of invalid.body.issues)
+      expectShape<Api.InputIssue>(issue, { path: 'required', message: 'required', code: 'required' }, 'InputIssue');
     expectShape(await t.api('/api/nothing').then((r) => r.json()), ERROR_BODY, '404');
   });
 });

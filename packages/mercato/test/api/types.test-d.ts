@@ -6,7 +6,17 @@
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as Api from '../../src/api/types.ts';
-import type { CronShops, DiscountMode, FieldType, FunctionType, PageKey, PageMode, RetryPolicy, RiskLevel, RunStatus } from '../../src/app/types.ts';
+import type {
+  CronShops,
+  DiscountMode,
+  FieldType,
+  FunctionType,
+  PageKey,
+  PageMode,
+  RetryPolicy,
+  RiskLevel,
+  RunStatus,
+} from '../../src/app/types.ts';
 import type { listCrons, setCronEnabled } from '../../src/crons/service.ts';
 import type { TickStatus } from '../../src/crons/store.ts';
 import type { listCustomPages } from '../../src/custom-pages/service.ts';
@@ -179,7 +189,10 @@ describe('MCP tokens', () => {
     expectTypeOf<Answer<TokenService['create']>>().toEqualTypeOf<Api.McpTokenSecretResponse>();
     expectTypeOf<Answer<TokenService['rotate']>>().toEqualTypeOf<Api.McpTokenSecretResponse>();
     // PUT …/permissions answers `{ ok: true, permissions: token.permissions }`
-    expectTypeOf<{ ok: true; permissions: Answer<TokenService['setPermissions']>['permissions'] }>().toEqualTypeOf<Api.SetMcpPermissionsResponse>();
+    expectTypeOf<{
+      ok: true;
+      permissions: Answer<TokenService['setPermissions']>['permissions'];
+    }>().toEqualTypeOf<Api.SetMcpPermissionsResponse>();
   });
 });
 

@@ -19,7 +19,13 @@ describe('configuration defaults', () => {
     expect(c.crons).toEqual([]);
     expect(c.experimental).toEqual({ customPages: false, pages: {} });
     expect(c.pages).toEqual({ flows: 'visible', providers: 'visible', crons: 'visible', functions: 'visible', mcp: 'visible' });
-    expect(c.worker).toEqual({ concurrency: 5, pollIntervalMs: 1000, pollMaxIntervalMs: 5000, pollBackoffCoefficient: 1.5, leaseDurationMs: 30000 });
+    expect(c.worker).toEqual({
+      concurrency: 5,
+      pollIntervalMs: 1000,
+      pollMaxIntervalMs: 5000,
+      pollBackoffCoefficient: 1.5,
+      leaseDurationMs: 30000,
+    });
     expect(c.retryPolicy).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60000 });
     expect(c.onError).toBeUndefined();
   });

@@ -51,7 +51,7 @@ describe('dispatchFlow typing', () => {
     instance.dispatchFlow({ flowName: 'A', input: { n: 1 } });
   });
 
-  it("rejects an input of the wrong type for the selected flow", () => {
+  it('rejects an input of the wrong type for the selected flow', () => {
     // @ts-expect-error n must be a number
     instance.dispatchFlow({ flowName: 'a', input: { n: '1' } });
     // @ts-expect-error flow a's input has no `label` and needs `n`

@@ -92,7 +92,8 @@ describe('loadRuntimeEnv values', () => {
   });
 
   it('accepts every pino level and silent', () => {
-    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) expect(load({ LOG_LEVEL: level }).logLevel).toBe(level);
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      expect(load({ LOG_LEVEL: level }).logLevel).toBe(level);
   });
 
   it('drops empty and duplicate previous keys and the current key from ENCRYPTION_KEY_PREVIOUS', () => {
@@ -121,9 +122,14 @@ describe('loadRuntimeEnv errors', () => {
     expect(error.message).not.toContain('hunter2');
   });
 
-  it.each(['ftp://sim:4000', 'http://sim:4000/admin', 'http://sim:4000?x=1', 'sim:4000', 'http://u:p@sim:4000'])('rejects PLATFORM_ORIGIN=%s', (origin) => {
-    expect(thrown(() => load({ PLATFORM_ORIGIN: origin }), ConfigError).problems[0]).toMatch(/^PLATFORM_ORIGIN: .* is not an http\(s\) origin/);
-  });
+  it.each(['ftp://sim:4000', 'http://sim:4000/admin', 'http://sim:4000?x=1', 'sim:4000', 'http://u:p@sim:4000'])(
+    'rejects PLATFORM_ORIGIN=%s',
+    (origin) => {
+      expect(thrown(() => load({ PLATFORM_ORIGIN: origin }), ConfigError).problems[0]).toMatch(
+        /^PLATFORM_ORIGIN: .* is not an http\(s\) origin/,
+      );
+    },
+  );
 
   it.each([
     ['too short', 'a'.repeat(63)],
@@ -149,7 +155,9 @@ describe('loadRuntimeEnv errors', () => {
   });
 
   it('rejects ENCRYPTION_KEY_PREVIOUS without ENCRYPTION_KEY', () => {
-    expect(thrown(() => load({ ENCRYPTION_KEY_PREVIOUS: OLD_KEY }), ConfigError).problems[0]).toMatch(/^ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not/);
+    expect(thrown(() => load({ ENCRYPTION_KEY_PREVIOUS: OLD_KEY }), ConfigError).problems[0]).toMatch(
+      /^ENCRYPTION_KEY_PREVIOUS: is set but ENCRYPTION_KEY is not/,
+    );
   });
 
   it('rejects an unknown LOG_LEVEL', () => {
@@ -157,9 +165,17 @@ describe('loadRuntimeEnv errors', () => {
   });
 
   it('reports every problem together', () => {
-    const error = thrown(() =>
-      load({ NODE_ENV: 'production', PORT: 'x', DATABASE_URL: 'mysql://x', PLATFORM_ORIGIN: 'nope', LOG_LEVEL: 'loud' }, 'start'), ConfigError);
-    expect(error.problems.map((problem) => problem.split(/[: ]/)[0])).toEqual(['PORT', 'DATABASE_URL', 'PLATFORM_ORIGIN', 'ENCRYPTION_KEY', 'LOG_LEVEL']);
+    const error = thrown(
+      () => load({ NODE_ENV: 'production', PORT: 'x', DATABASE_URL: 'mysql://x', PLATFORM_ORIGIN: 'nope', LOG_LEVEL: 'loud' }, 'start'),
+      ConfigError,
+    );
+    expect(error.problems.map((problem) => problem.split(/[: ]/)[0])).toEqual([
+      'PORT',
+      'DATABASE_URL',
+      'PLATFORM_ORIGIN',
+      'ENCRYPTION_KEY',
+      'LOG_LEVEL',
+    ]);
     expect(error.message).toContain('5 problems');
   });
 });

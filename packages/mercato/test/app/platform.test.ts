@@ -54,8 +54,12 @@ describe('single-app mode', () => {
       expect.stringMatching(/^PLATFORM_API_KEY: required in single-app mode/),
       expect.stringMatching(/^PLATFORM_API_SECRET: required in single-app mode/),
     ]);
-    expect(problemsOf(() => resolvePlatform({}, { PLATFORM_API_KEY: 'k' }, project()))).toEqual([expect.stringMatching(/^PLATFORM_API_SECRET:/)]);
-    expect(problemsOf(() => resolvePlatform({}, { PLATFORM_API_SECRET: 's' }, project()))).toEqual([expect.stringMatching(/^PLATFORM_API_KEY:/)]);
+    expect(problemsOf(() => resolvePlatform({}, { PLATFORM_API_KEY: 'k' }, project()))).toEqual([
+      expect.stringMatching(/^PLATFORM_API_SECRET:/),
+    ]);
+    expect(problemsOf(() => resolvePlatform({}, { PLATFORM_API_SECRET: 's' }, project()))).toEqual([
+      expect.stringMatching(/^PLATFORM_API_KEY:/),
+    ]);
   });
 
   it('never echoes the secret', () => {
@@ -65,14 +69,25 @@ describe('single-app mode', () => {
 
   it('takes the app URL from HOST before PLATFORM_APP_URL', () => {
     const dir = project();
-    expect(resolvePlatform({}, { ...CREDENTIALS, HOST: 'https://host.example/', PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe('https://host.example');
-    expect(resolvePlatform({}, { ...CREDENTIALS, PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe('https://app-url.example');
-    expect(resolvePlatform({}, { ...CREDENTIALS, HOST: '', PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe('https://app-url.example');
+    expect(
+      resolvePlatform({}, { ...CREDENTIALS, HOST: 'https://host.example/', PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0]
+        .appUrl,
+    ).toBe('https://host.example');
+    expect(resolvePlatform({}, { ...CREDENTIALS, PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe(
+      'https://app-url.example',
+    );
+    expect(resolvePlatform({}, { ...CREDENTIALS, HOST: '', PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe(
+      'https://app-url.example',
+    );
   });
 
   it('rejects a HOST or PLATFORM_APP_URL that is not an http(s) URL', () => {
-    expect(problemsOf(() => resolvePlatform({}, { ...CREDENTIALS, HOST: 'host.example' }, project()))).toEqual([expect.stringMatching(/^HOST: "host.example" is not an absolute http\(s\) URL/)]);
-    expect(problemsOf(() => resolvePlatform({}, { ...CREDENTIALS, PLATFORM_APP_URL: 'ftp://x' }, project()))).toEqual([expect.stringMatching(/^PLATFORM_APP_URL:/)]);
+    expect(problemsOf(() => resolvePlatform({}, { ...CREDENTIALS, HOST: 'host.example' }, project()))).toEqual([
+      expect.stringMatching(/^HOST: "host.example" is not an absolute http\(s\) URL/),
+    ]);
+    expect(problemsOf(() => resolvePlatform({}, { ...CREDENTIALS, PLATFORM_APP_URL: 'ftp://x' }, project()))).toEqual([
+      expect.stringMatching(/^PLATFORM_APP_URL:/),
+    ]);
   });
 
   it('prefers shopify.scopes over the TOML file', () => {
@@ -104,28 +119,40 @@ describe('single-app mode', () => {
 
   it('names an unparsable TOML file', () => {
     const dir = project({ 'platform.app.toml': 'client_id = "unterminated\n' });
-    expect(problemsOf(() => resolvePlatform({}, CREDENTIALS, dir))).toEqual([expect.stringMatching(/^shopify\.scopes: TOML file "platform\.app\.toml" could not be parsed/)]);
+    expect(problemsOf(() => resolvePlatform({}, CREDENTIALS, dir))).toEqual([
+      expect.stringMatching(/^shopify\.scopes: TOML file "platform\.app\.toml" could not be parsed/),
+    ]);
   });
 
   it('rejects non-string scopes in the TOML file', () => {
     const dir = project({ 'platform.app.toml': '[access_scopes]\nscopes = ["read_products"]\n' });
-    expect(problemsOf(() => resolvePlatform({}, CREDENTIALS, dir))).toEqual([expect.stringContaining('"access_scopes.scopes" in "platform.app.toml" must be a string')]);
+    expect(problemsOf(() => resolvePlatform({}, CREDENTIALS, dir))).toEqual([
+      expect.stringContaining('"access_scopes.scopes" in "platform.app.toml" must be a string'),
+    ]);
   });
 
   it('rejects an empty shopify.scopes', () => {
-    expect(problemsOf(() => resolvePlatform({ scopes: ' , ' }, CREDENTIALS, project()))).toEqual([expect.stringMatching(/^shopify\.scopes: must be a non-empty scope string/)]);
+    expect(problemsOf(() => resolvePlatform({ scopes: ' , ' }, CREDENTIALS, project()))).toEqual([
+      expect.stringMatching(/^shopify\.scopes: must be a non-empty scope string/),
+    ]);
   });
 
   it('uses shopify.apiVersion when given and rejects a malformed one', () => {
     expect(resolvePlatform({ apiVersion: '2025-07' }, CREDENTIALS, project()).apiVersion).toBe('2025-07');
     expect(resolvePlatform({ apiVersion: 'unstable' }, CREDENTIALS, project()).apiVersion).toBe('unstable');
-    expect(problemsOf(() => resolvePlatform({ apiVersion: 'latest' }, CREDENTIALS, project()))).toEqual([expect.stringMatching(/^shopify\.apiVersion:/)]);
+    expect(problemsOf(() => resolvePlatform({ apiVersion: 'latest' }, CREDENTIALS, project()))).toEqual([
+      expect.stringMatching(/^shopify\.apiVersion:/),
+    ]);
   });
 });
 
 describe('multi-app mode', () => {
   it('ignores PLATFORM_API_KEY / PLATFORM_API_SECRET and resolves each app', () => {
-    const platform = resolvePlatform({ apps: { main: { apiKey: 'k-main', apiSecret: 's-main' }, b2b: { apiKey: 'k-b2b', apiSecret: 's-b2b' } } }, CREDENTIALS, project());
+    const platform = resolvePlatform(
+      { apps: { main: { apiKey: 'k-main', apiSecret: 's-main' }, b2b: { apiKey: 'k-b2b', apiSecret: 's-b2b' } } },
+      CREDENTIALS,
+      project(),
+    );
     expect(platform.mode).toBe('multi');
     expect(platform.apps.map((app) => [app.handle, app.apiKey, app.apiSecret])).toEqual([
       ['main', 'k-main', 's-main'],
@@ -149,7 +176,9 @@ describe('multi-app mode', () => {
 
     it('with TOML: the override wins over application_url', () => {
       const dir = project({ 'a.toml': appToml({ clientId: 'k', url: 'https://toml.example' }) });
-      expect(resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's', appUrl: 'https://override.example' } } }, env, dir).apps[0].appUrl).toBe('https://override.example');
+      expect(
+        resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's', appUrl: 'https://override.example' } } }, env, dir).apps[0].appUrl,
+      ).toBe('https://override.example');
     });
 
     it('with TOML: application_url, then HOST, then PLATFORM_APP_URL, else null', () => {
@@ -164,7 +193,9 @@ describe('multi-app mode', () => {
 
     it('without TOML: the override, then HOST, then PLATFORM_APP_URL, else null', () => {
       const dir = project();
-      expect(resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: 's', appUrl: 'https://override.example' } } }, env, dir).apps[0].appUrl).toBe('https://override.example');
+      expect(
+        resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: 's', appUrl: 'https://override.example' } } }, env, dir).apps[0].appUrl,
+      ).toBe('https://override.example');
       const apps = { a: { apiKey: 'k', apiSecret: 's' } };
       expect(resolvePlatform({ apps }, env, dir).apps[0].appUrl).toBe('https://host.example');
       expect(resolvePlatform({ apps }, { PLATFORM_APP_URL: env.PLATFORM_APP_URL }, dir).apps[0].appUrl).toBe('https://app-url.example');
@@ -173,8 +204,12 @@ describe('multi-app mode', () => {
 
     it('rejects an override or application_url that is not an http(s) URL', () => {
       const dir = project({ 'a.toml': appToml({ clientId: 'k', url: 'not a url' }) });
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: 's', appUrl: 'nope' } } }, {}, dir))).toEqual([expect.stringMatching(/^shopify\.apps\.a\.appUrl: "nope" is not an absolute http\(s\) URL/)]);
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual([expect.stringMatching(/^shopify\.apps\.a\.toml: application_url in "a\.toml"/)]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: 's', appUrl: 'nope' } } }, {}, dir))).toEqual([
+        expect.stringMatching(/^shopify\.apps\.a\.appUrl: "nope" is not an absolute http\(s\) URL/),
+      ]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual([
+        expect.stringMatching(/^shopify\.apps\.a\.toml: application_url in "a\.toml"/),
+      ]);
     });
 
     it('reports a bad HOST once even when several apps fall back to it', () => {
@@ -185,20 +220,31 @@ describe('multi-app mode', () => {
 
   describe('scopes', () => {
     it('uses the global shopify.scopes, whatever the TOML files say', () => {
-      const dir = project({ 'a.toml': appToml({ clientId: 'k1', scopes: 'read_a' }), 'b.toml': appToml({ clientId: 'k2', scopes: 'read_b' }) });
+      const dir = project({
+        'a.toml': appToml({ clientId: 'k1', scopes: 'read_a' }),
+        'b.toml': appToml({ clientId: 'k2', scopes: 'read_b' }),
+      });
       const apps = { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' } };
       expect(resolvePlatform({ scopes: 'read_products', apps }, {}, dir).scopes).toBe('read_products');
     });
 
     it('uses the scopes all TOML files agree on (whitespace aside)', () => {
-      const dir = project({ 'a.toml': appToml({ clientId: 'k1', scopes: 'read_a,write_a' }), 'b.toml': appToml({ clientId: 'k2', scopes: 'read_a, write_a' }) });
+      const dir = project({
+        'a.toml': appToml({ clientId: 'k1', scopes: 'read_a,write_a' }),
+        'b.toml': appToml({ clientId: 'k2', scopes: 'read_a, write_a' }),
+      });
       const apps = { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' }, c: { apiKey: 'k3', apiSecret: 's' } };
       expect(resolvePlatform({ apps }, {}, dir).scopes).toBe('read_a,write_a');
     });
 
     it('rejects TOML files that disagree, naming the files', () => {
-      const dir = project({ 'a.toml': appToml({ clientId: 'k1', scopes: 'read_a' }), 'b.toml': appToml({ clientId: 'k2', scopes: 'read_b' }) });
-      const problems = problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' } } }, {}, dir));
+      const dir = project({
+        'a.toml': appToml({ clientId: 'k1', scopes: 'read_a' }),
+        'b.toml': appToml({ clientId: 'k2', scopes: 'read_b' }),
+      });
+      const problems = problemsOf(() =>
+        resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' } } }, {}, dir),
+      );
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatch(/^shopify\.scopes: not set, and the app TOML files disagree/);
       expect(problems[0]).toContain('"a.toml" ("read_a")');
@@ -207,7 +253,9 @@ describe('multi-app mode', () => {
 
     it('treats a TOML file without scopes as disagreeing with one that has them', () => {
       const dir = project({ 'a.toml': appToml({ clientId: 'k1', scopes: 'read_a' }), 'b.toml': appToml({ clientId: 'k2' }) });
-      const problems = problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' } } }, {}, dir));
+      const problems = problemsOf(() =>
+        resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' }, b: { toml: 'b.toml', apiSecret: 's' } } }, {}, dir),
+      );
       expect(problems[0]).toContain('"b.toml" (no access_scopes.scopes)');
     });
 
@@ -219,22 +267,34 @@ describe('multi-app mode', () => {
 
   describe('errors', () => {
     it('requires apiSecret', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k' } as never } }, {}, project()))).toEqual(['shopify.apps.a.apiSecret: required']);
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: '  ' } } }, {}, project()))).toEqual(['shopify.apps.a.apiSecret: must be a non-empty string']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k' } as never } }, {}, project()))).toEqual([
+        'shopify.apps.a.apiSecret: required',
+      ]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'k', apiSecret: '  ' } } }, {}, project()))).toEqual([
+        'shopify.apps.a.apiSecret: must be a non-empty string',
+      ]);
     });
 
     it('requires apiKey when toml is omitted', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiSecret: 's' } } }, {}, project()))).toEqual(['shopify.apps.a: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiSecret: 's' } } }, {}, project()))).toEqual([
+        'shopify.apps.a: needs toml (a project-relative TOML path) or apiKey (the client ID); neither is set',
+      ]);
     });
 
     it('rejects toml and apiKey together', () => {
       const dir = project({ 'a.toml': appToml({ clientId: 'k' }) });
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiKey: 'k', apiSecret: 's' } } }, {}, dir))).toEqual([expect.stringMatching(/^shopify\.apps\.a: `toml` and `apiKey` are mutually exclusive/)]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiKey: 'k', apiSecret: 's' } } }, {}, dir))).toEqual([
+        expect.stringMatching(/^shopify\.apps\.a: `toml` and `apiKey` are mutually exclusive/),
+      ]);
     });
 
     it('rejects an empty apiKey or toml', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: '', apiSecret: 's' } } }, {}, project()))).toEqual(['shopify.apps.a.apiKey: must be a non-empty string']);
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: '', apiSecret: 's' } } }, {}, project()))).toEqual(['shopify.apps.a.toml: must be a non-empty string']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { apiKey: '', apiSecret: 's' } } }, {}, project()))).toEqual([
+        'shopify.apps.a.apiKey: must be a non-empty string',
+      ]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: '', apiSecret: 's' } } }, {}, project()))).toEqual([
+        'shopify.apps.a.toml: must be a non-empty string',
+      ]);
     });
 
     it('names a missing TOML file', () => {
@@ -244,37 +304,53 @@ describe('multi-app mode', () => {
 
     it('names an unparsable TOML file', () => {
       const dir = project({ 'broken.toml': '[access_scopes\nscopes = 1' });
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'broken.toml', apiSecret: 's' } } }, {}, dir))).toEqual([expect.stringMatching(/^shopify\.apps\.a\.toml: TOML file "broken\.toml" could not be parsed/)]);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'broken.toml', apiSecret: 's' } } }, {}, dir))).toEqual([
+        expect.stringMatching(/^shopify\.apps\.a\.toml: TOML file "broken\.toml" could not be parsed/),
+      ]);
     });
 
     it('requires client_id in the TOML file', () => {
       const dir = project({ 'a.toml': appToml({ url: 'https://a.example' }) });
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual(['shopify.apps.a.toml: "a.toml" has no client_id']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual([
+        'shopify.apps.a.toml: "a.toml" has no client_id',
+      ]);
     });
 
     it('rejects a non-string client_id', () => {
       const dir = project({ 'a.toml': 'client_id = 42\n' });
-      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual(['shopify.apps.a.toml: "client_id" in "a.toml" must be a non-empty string']);
+      expect(problemsOf(() => resolvePlatform({ apps: { a: { toml: 'a.toml', apiSecret: 's' } } }, {}, dir))).toEqual([
+        'shopify.apps.a.toml: "client_id" in "a.toml" must be a non-empty string',
+      ]);
     });
 
     it('rejects two apps with the same API key, also when one comes from TOML', () => {
       const dir = project({ 'b.toml': appToml({ clientId: 'same' }) });
-      const problems = problemsOf(() => resolvePlatform({ apps: { a: { apiKey: 'same', apiSecret: 's1' }, b: { toml: 'b.toml', apiSecret: 's2' } } }, {}, dir));
+      const problems = problemsOf(() =>
+        resolvePlatform({ apps: { a: { apiKey: 'same', apiSecret: 's1' }, b: { toml: 'b.toml', apiSecret: 's2' } } }, {}, dir),
+      );
       expect(problems).toEqual([expect.stringMatching(/^shopify\.apps\.b: has the same API key \(client ID\) as shopify\.apps\.a/)]);
     });
 
     it('rejects handles with other characters', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: { 'main app': { apiKey: 'k', apiSecret: 's' } } }, {}, project()))).toEqual([expect.stringMatching(/^shopify\.apps\.main app: the handle "main app" may contain only letters, numbers/)]);
+      expect(problemsOf(() => resolvePlatform({ apps: { 'main app': { apiKey: 'k', apiSecret: 's' } } }, {}, project()))).toEqual([
+        expect.stringMatching(/^shopify\.apps\.main app: the handle "main app" may contain only letters, numbers/),
+      ]);
       expect(resolvePlatform({ apps: { 'Main_app-2': { apiKey: 'k', apiSecret: 's' } } }, {}, project()).apps[0].handle).toBe('Main_app-2');
     });
 
     it('rejects an empty apps map', () => {
-      expect(problemsOf(() => resolvePlatform({ apps: {} }, {}, project()))).toEqual([expect.stringMatching(/^shopify\.apps: configure at least one app/)]);
+      expect(problemsOf(() => resolvePlatform({ apps: {} }, {}, project()))).toEqual([
+        expect.stringMatching(/^shopify\.apps: configure at least one app/),
+      ]);
     });
 
     it('reports every problem together', () => {
       const problems = problemsOf(() =>
-        resolvePlatform({ scopes: '', apps: { a: { apiSecret: 's' }, b: { toml: 'nope.toml', apiSecret: 's' }, c: { apiKey: 'k' } as never } }, {}, project()),
+        resolvePlatform(
+          { scopes: '', apps: { a: { apiSecret: 's' }, b: { toml: 'nope.toml', apiSecret: 's' }, c: { apiKey: 'k' } as never } },
+          {},
+          project(),
+        ),
       );
       expect(problems).toHaveLength(4);
     });

@@ -16,7 +16,12 @@ const projectDir = () => mkdtempSync(join(tmpdir(), 'mercato-startup-'));
 describe('start-up configuration problems', () => {
   it('createRuntime reports environment and platform problems in one ConfigError, before opening a database', async () => {
     const dir = projectDir();
-    const error = await createRuntime({ instance, projectDir: dir, mode: 'start', env: { NODE_ENV: 'production', PORT: 'eighty', PLATFORM_API_SECRET: 's' } }).catch((e: unknown) => e);
+    const error = await createRuntime({
+      instance,
+      projectDir: dir,
+      mode: 'start',
+      env: { NODE_ENV: 'production', PORT: 'eighty', PLATFORM_API_SECRET: 's' },
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toEqual([
       'PORT: "eighty" is not a port number (an integer from 0 to 65535)',
@@ -26,7 +31,11 @@ describe('start-up configuration problems', () => {
   });
 
   it('resolveStartup returns the environment and the platform when both are valid', () => {
-    const { env, platform } = resolveStartup(undefined, { PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', PORT: '4000' }, { projectDir: projectDir(), mode: 'check' });
+    const { env, platform } = resolveStartup(
+      undefined,
+      { PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', PORT: '4000' },
+      { projectDir: projectDir(), mode: 'check' },
+    );
     expect(env.port).toBe(4000);
     expect(platform.apps.map((a) => a.apiKey)).toEqual(['k']);
   });

@@ -115,7 +115,14 @@ export function validConfig(): any {
           path: '/reports/sales',
           nav: true,
           authorize: async () => true,
-          loaders: { summary: { description: 'Totals', input: z.object({ days: z.number().int().default(7) }), timeout: 5000, run: () => ({ total: 0 }) } },
+          loaders: {
+            summary: {
+              description: 'Totals',
+              input: z.object({ days: z.number().int().default(7) }),
+              timeout: 5000,
+              run: () => ({ total: 0 }),
+            },
+          },
           actions: { 'export-csv': { run: async () => 'ok' } },
         },
         settings: { title: 'Settings', nav: false },

@@ -45,7 +45,9 @@ describe('configuration validation: general', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toEqual(expected);
-    expect((error as ConfigError).message).toBe(`Invalid Mercato configuration (4 problems):\n${expected.map((p) => `  - ${p}`).join('\n')}`);
+    expect((error as ConfigError).message).toBe(
+      `Invalid Mercato configuration (4 problems):\n${expected.map((p) => `  - ${p}`).join('\n')}`,
+    );
   });
 
   it('defineConfig runs the validation and throws ConfigError with every problem', () => {
@@ -78,138 +80,286 @@ describe('configuration validation: top level', () => {
       c.cron = c.crons;
       delete c.crons;
     },
-    ['cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError'],
+    [
+      'cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError',
+    ],
   );
-  rule('unknown option without a close match', (c) => {
-    c.database = 'pg';
-  }, ['database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError']);
-  rule('providers given to defineConfig instead of defineApp', (c, b) => {
-    c.providers = b.providers;
-  }, ['providers: belongs in the base definition: defineApp({ providers }), not defineConfig']);
-  rule('unknown option of the base definition', (_c, b) => {
-    b.flows = {};
-  }, ['defineApp.flows: unknown option of the base definition (flows belongs in defineConfig); allowed: providers, pages']);
+  rule(
+    'unknown option without a close match',
+    (c) => {
+      c.database = 'pg';
+    },
+    [
+      'database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError',
+    ],
+  );
+  rule(
+    'providers given to defineConfig instead of defineApp',
+    (c, b) => {
+      c.providers = b.providers;
+    },
+    ['providers: belongs in the base definition: defineApp({ providers }), not defineConfig'],
+  );
+  rule(
+    'unknown option of the base definition',
+    (_c, b) => {
+      b.flows = {};
+    },
+    ['defineApp.flows: unknown option of the base definition (flows belongs in defineConfig); allowed: providers, pages'],
+  );
 });
 
 describe('configuration validation: flows', () => {
-  rule('flows is required', (c) => {
-    delete c.flows;
-    c.crons = [];
-  }, ['flows: is required (an object of flow definitions; use {} when the app has none)']);
-  rule('flows must be an object', (c) => {
-    c.flows = [];
-    c.crons = [];
-  }, ['flows: must be an object mapping keys to flow definitions (got an array)']);
-  rule('a flow entry must be an object', (c) => {
-    c.flows.sendDigest = 'sendDigest';
-  }, ['flows.sendDigest: must be a flow definition object (got "sendDigest")']);
-  rule('a flow name must equal its key', (c) => {
-    c.flows.syncOrders.name = 'x';
-  }, ['flows.syncOrders.name: must equal its key "syncOrders" (got "x")']);
-  rule('a flow name must be a string', (c) => {
-    delete c.flows.syncOrders.name;
-  }, ['flows.syncOrders.name: must be a string equal to its key "syncOrders" (got undefined)']);
-  rule('a flow description must be a string', (c) => {
-    c.flows.syncOrders.description = 42;
-  }, ['flows.syncOrders.description: must be a string (got 42)']);
-  rule('a flow input must be a schema', (c) => {
-    c.flows.sendDigest.input = { channel: 'string' };
-  }, ['flows.sendDigest.input: must be a schema (an object with safeParse, e.g. z.object({...})) (got an object)']);
-  rule('a flow run must be a function', (c) => {
-    c.flows.sendDigest.run = 'go';
-  }, ['flows.sendDigest.run: must be a function (got "go")']);
-  rule('a flow timeout must be positive', (c) => {
-    c.flows.syncOrders.timeout = 0;
-  }, ['flows.syncOrders.timeout: must be a positive finite number of milliseconds (got 0)']);
-  rule('a flow timeout must be finite', (c) => {
-    c.flows.syncOrders.timeout = Number.POSITIVE_INFINITY;
-  }, ['flows.syncOrders.timeout: must be a positive finite number of milliseconds (got Infinity)']);
-  rule('a flow concurrency must be a positive integer or null', (c) => {
-    c.flows.syncOrders.concurrency = 0;
-    c.flows.sendDigest.concurrency = 2.5;
-  }, [
-    'flows.syncOrders.concurrency: must be a positive integer, or null for no limit (got 0)',
-    'flows.sendDigest.concurrency: must be a positive integer, or null for no limit (got 2.5)',
-  ]);
-  rule('flow retry policy numbers must be positive (maxAttempts an integer)', (c) => {
-    c.flows.syncOrders.retryPolicy = { maxAttempts: 0, initialIntervalMs: -5, backoffCoefficient: Number.NaN, maxIntervalMs: '1s' };
-  }, [
-    'flows.syncOrders.retryPolicy.maxAttempts: must be a positive integer (got 0)',
-    'flows.syncOrders.retryPolicy.initialIntervalMs: must be a positive finite number (got -5)',
-    'flows.syncOrders.retryPolicy.backoffCoefficient: must be a positive finite number (got NaN)',
-    'flows.syncOrders.retryPolicy.maxIntervalMs: must be a positive finite number (got "1s")',
-  ]);
-  rule('flow retry policy rejects unknown fields', (c) => {
-    c.flows.syncOrders.retryPolicy = { maxAttempt: 2 };
-  }, ['flows.syncOrders.retryPolicy.maxAttempt: unknown retry policy field (did you mean "maxAttempts"?); allowed: maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs']);
-  rule('flow retry policy must be an object', (c) => {
-    c.flows.syncOrders.retryPolicy = 3;
-  }, ['flows.syncOrders.retryPolicy: must be an object with some of maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs (got 3)']);
+  rule(
+    'flows is required',
+    (c) => {
+      delete c.flows;
+      c.crons = [];
+    },
+    ['flows: is required (an object of flow definitions; use {} when the app has none)'],
+  );
+  rule(
+    'flows must be an object',
+    (c) => {
+      c.flows = [];
+      c.crons = [];
+    },
+    ['flows: must be an object mapping keys to flow definitions (got an array)'],
+  );
+  rule(
+    'a flow entry must be an object',
+    (c) => {
+      c.flows.sendDigest = 'sendDigest';
+    },
+    ['flows.sendDigest: must be a flow definition object (got "sendDigest")'],
+  );
+  rule(
+    'a flow name must equal its key',
+    (c) => {
+      c.flows.syncOrders.name = 'x';
+    },
+    ['flows.syncOrders.name: must equal its key "syncOrders" (got "x")'],
+  );
+  rule(
+    'a flow name must be a string',
+    (c) => {
+      delete c.flows.syncOrders.name;
+    },
+    ['flows.syncOrders.name: must be a string equal to its key "syncOrders" (got undefined)'],
+  );
+  rule(
+    'a flow description must be a string',
+    (c) => {
+      c.flows.syncOrders.description = 42;
+    },
+    ['flows.syncOrders.description: must be a string (got 42)'],
+  );
+  rule(
+    'a flow input must be a schema',
+    (c) => {
+      c.flows.sendDigest.input = { channel: 'string' };
+    },
+    ['flows.sendDigest.input: must be a schema (an object with safeParse, e.g. z.object({...})) (got an object)'],
+  );
+  rule(
+    'a flow run must be a function',
+    (c) => {
+      c.flows.sendDigest.run = 'go';
+    },
+    ['flows.sendDigest.run: must be a function (got "go")'],
+  );
+  rule(
+    'a flow timeout must be positive',
+    (c) => {
+      c.flows.syncOrders.timeout = 0;
+    },
+    ['flows.syncOrders.timeout: must be a positive finite number of milliseconds (got 0)'],
+  );
+  rule(
+    'a flow timeout must be finite',
+    (c) => {
+      c.flows.syncOrders.timeout = Number.POSITIVE_INFINITY;
+    },
+    ['flows.syncOrders.timeout: must be a positive finite number of milliseconds (got Infinity)'],
+  );
+  rule(
+    'a flow concurrency must be a positive integer or null',
+    (c) => {
+      c.flows.syncOrders.concurrency = 0;
+      c.flows.sendDigest.concurrency = 2.5;
+    },
+    [
+      'flows.syncOrders.concurrency: must be a positive integer, or null for no limit (got 0)',
+      'flows.sendDigest.concurrency: must be a positive integer, or null for no limit (got 2.5)',
+    ],
+  );
+  rule(
+    'flow retry policy numbers must be positive (maxAttempts an integer)',
+    (c) => {
+      c.flows.syncOrders.retryPolicy = { maxAttempts: 0, initialIntervalMs: -5, backoffCoefficient: Number.NaN, maxIntervalMs: '1s' };
+    },
+    [
+      'flows.syncOrders.retryPolicy.maxAttempts: must be a positive integer (got 0)',
+      'flows.syncOrders.retryPolicy.initialIntervalMs: must be a positive finite number (got -5)',
+      'flows.syncOrders.retryPolicy.backoffCoefficient: must be a positive finite number (got NaN)',
+      'flows.syncOrders.retryPolicy.maxIntervalMs: must be a positive finite number (got "1s")',
+    ],
+  );
+  rule(
+    'flow retry policy rejects unknown fields',
+    (c) => {
+      c.flows.syncOrders.retryPolicy = { maxAttempt: 2 };
+    },
+    [
+      'flows.syncOrders.retryPolicy.maxAttempt: unknown retry policy field (did you mean "maxAttempts"?); allowed: maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs',
+    ],
+  );
+  rule(
+    'flow retry policy must be an object',
+    (c) => {
+      c.flows.syncOrders.retryPolicy = 3;
+    },
+    [
+      'flows.syncOrders.retryPolicy: must be an object with some of maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs (got 3)',
+    ],
+  );
 });
 
 describe('configuration validation: worker and retry policy', () => {
-  rule('worker must be an object', (c) => {
-    c.worker = 4;
-  }, ['worker: must be an object with some of concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs (got 4)']);
-  rule('worker concurrency must be a positive integer', (c) => {
-    c.worker.concurrency = 0;
-  }, ['worker.concurrency: must be a positive integer (got 0)']);
-  rule('worker numbers must be positive finite numbers', (c) => {
-    c.worker = { pollIntervalMs: 0, pollMaxIntervalMs: -1, pollBackoffCoefficient: Number.POSITIVE_INFINITY, leaseDurationMs: '30s' };
-  }, [
-    'worker.pollIntervalMs: must be a positive finite number (got 0)',
-    'worker.pollMaxIntervalMs: must be a positive finite number (got -1)',
-    'worker.pollBackoffCoefficient: must be a positive finite number (got Infinity)',
-    'worker.leaseDurationMs: must be a positive finite number (got "30s")',
-  ]);
-  rule('worker rejects unknown keys', (c) => {
-    c.worker.concurency = 3;
-  }, ['worker.concurency: unknown worker option (did you mean "concurrency"?); allowed: concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs']);
-  rule('worker fields set to undefined are allowed (defaults apply)', (c) => {
-    c.worker = { concurrency: undefined };
-  }, []);
-  rule('retryPolicy numbers must be positive (maxAttempts an integer)', (c) => {
-    c.retryPolicy = { maxAttempts: 2.5, initialIntervalMs: 0, backoffCoefficient: -2, maxIntervalMs: null };
-  }, [
-    'retryPolicy.maxAttempts: must be a positive integer (got 2.5)',
-    'retryPolicy.initialIntervalMs: must be a positive finite number (got 0)',
-    'retryPolicy.backoffCoefficient: must be a positive finite number (got -2)',
-    'retryPolicy.maxIntervalMs: must be a positive finite number (got null)',
-  ]);
-  rule('retryPolicy rejects unknown keys', (c) => {
-    c.retryPolicy.deadlineMs = 1000;
-  }, ['retryPolicy.deadlineMs: unknown retry policy field; allowed: maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs']);
-  rule('retryPolicy must be an object', (c) => {
-    c.retryPolicy = [3];
-  }, ['retryPolicy: must be an object with some of maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs (got an array)']);
+  rule(
+    'worker must be an object',
+    (c) => {
+      c.worker = 4;
+    },
+    [
+      'worker: must be an object with some of concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs (got 4)',
+    ],
+  );
+  rule(
+    'worker concurrency must be a positive integer',
+    (c) => {
+      c.worker.concurrency = 0;
+    },
+    ['worker.concurrency: must be a positive integer (got 0)'],
+  );
+  rule(
+    'worker numbers must be positive finite numbers',
+    (c) => {
+      c.worker = { pollIntervalMs: 0, pollMaxIntervalMs: -1, pollBackoffCoefficient: Number.POSITIVE_INFINITY, leaseDurationMs: '30s' };
+    },
+    [
+      'worker.pollIntervalMs: must be a positive finite number (got 0)',
+      'worker.pollMaxIntervalMs: must be a positive finite number (got -1)',
+      'worker.pollBackoffCoefficient: must be a positive finite number (got Infinity)',
+      'worker.leaseDurationMs: must be a positive finite number (got "30s")',
+    ],
+  );
+  rule(
+    'worker rejects unknown keys',
+    (c) => {
+      c.worker.concurency = 3;
+    },
+    [
+      'worker.concurency: unknown worker option (did you mean "concurrency"?); allowed: concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs',
+    ],
+  );
+  rule(
+    'worker fields set to undefined are allowed (defaults apply)',
+    (c) => {
+      c.worker = { concurrency: undefined };
+    },
+    [],
+  );
+  rule(
+    'retryPolicy numbers must be positive (maxAttempts an integer)',
+    (c) => {
+      c.retryPolicy = { maxAttempts: 2.5, initialIntervalMs: 0, backoffCoefficient: -2, maxIntervalMs: null };
+    },
+    [
+      'retryPolicy.maxAttempts: must be a positive integer (got 2.5)',
+      'retryPolicy.initialIntervalMs: must be a positive finite number (got 0)',
+      'retryPolicy.backoffCoefficient: must be a positive finite number (got -2)',
+      'retryPolicy.maxIntervalMs: must be a positive finite number (got null)',
+    ],
+  );
+  rule(
+    'retryPolicy rejects unknown keys',
+    (c) => {
+      c.retryPolicy.deadlineMs = 1000;
+    },
+    ['retryPolicy.deadlineMs: unknown retry policy field; allowed: maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs'],
+  );
+  rule(
+    'retryPolicy must be an object',
+    (c) => {
+      c.retryPolicy = [3];
+    },
+    ['retryPolicy: must be an object with some of maxAttempts, initialIntervalMs, backoffCoefficient, maxIntervalMs (got an array)'],
+  );
 });
 
 describe('configuration validation: pages, experimental, onError', () => {
-  rule('pages keys are the five pages', (c) => {
-    c.pages.logs = 'hidden';
-  }, ['pages.logs: unknown page; allowed: flows, providers, crons, functions, mcp']);
-  rule('pages values are visible, hidden or disabled', (c) => {
-    c.pages.crons = 'off';
-  }, ['pages.crons: must be one of visible, hidden, disabled (got "off")']);
-  rule('pages must be an object', (c) => {
-    c.pages = 'hidden';
-  }, ['pages: must be an object mapping pages (flows, providers, crons, functions, mcp) to modes (got "hidden")']);
-  rule('base pages keys are checked too', (_c, b) => {
-    b.pages.function = 'hidden';
-  }, ['defineApp.pages.function: unknown page (did you mean "functions"?); allowed: flows, providers, crons, functions, mcp']);
-  rule('base pages values are checked too', (_c, b) => {
-    b.pages.functions = true;
-  }, ['defineApp.pages.functions: must be one of visible, hidden, disabled (got true)']);
-  rule('experimental must be an object', (c) => {
-    c.experimental = true;
-  }, ['experimental: must be an object (got true)']);
-  rule('experimental.customPages must be a boolean', (c) => {
-    c.experimental.customPages = 'yes';
-  }, ['experimental.customPages: must be a boolean (got "yes")']);
-  rule('experimental rejects unknown keys', (c) => {
-    c.experimental.customPage = true;
-  }, ['experimental.customPage: unknown experimental option (did you mean "customPages"?); allowed: customPages, pages']);
-  rule('onError must be a function', (c) => {
-    c.onError = 'log';
-  }, ['onError: must be a function (error, context?) (got "log")']);
+  rule(
+    'pages keys are the five pages',
+    (c) => {
+      c.pages.logs = 'hidden';
+    },
+    ['pages.logs: unknown page; allowed: flows, providers, crons, functions, mcp'],
+  );
+  rule(
+    'pages values are visible, hidden or disabled',
+    (c) => {
+      c.pages.crons = 'off';
+    },
+    ['pages.crons: must be one of visible, hidden, disabled (got "off")'],
+  );
+  rule(
+    'pages must be an object',
+    (c) => {
+      c.pages = 'hidden';
+    },
+    ['pages: must be an object mapping pages (flows, providers, crons, functions, mcp) to modes (got "hidden")'],
+  );
+  rule(
+    'base pages keys are checked too',
+    (_c, b) => {
+      b.pages.function = 'hidden';
+    },
+    ['defineApp.pages.function: unknown page (did you mean "functions"?); allowed: flows, providers, crons, functions, mcp'],
+  );
+  rule(
+    'base pages values are checked too',
+    (_c, b) => {
+      b.pages.functions = true;
+    },
+    ['defineApp.pages.functions: must be one of visible, hidden, disabled (got true)'],
+  );
+  rule(
+    'experimental must be an object',
+    (c) => {
+      c.experimental = true;
+    },
+    ['experimental: must be an object (got true)'],
+  );
+  rule(
+    'experimental.customPages must be a boolean',
+    (c) => {
+      c.experimental.customPages = 'yes';
+    },
+    ['experimental.customPages: must be a boolean (got "yes")'],
+  );
+  rule(
+    'experimental rejects unknown keys',
+    (c) => {
+      c.experimental.customPage = true;
+    },
+    ['experimental.customPage: unknown experimental option (did you mean "customPages"?); allowed: customPages, pages'],
+  );
+  rule(
+    'onError must be a function',
+    (c) => {
+      c.onError = 'log';
+    },
+    ['onError: must be a function (error, context?) (got "log")'],
+  );
 });

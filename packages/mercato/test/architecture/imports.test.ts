@@ -12,7 +12,9 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), '../../src');
 const IMPORT_RE = /(?:import|export)\s+(?:type\s+)?(?:\{[^}]*\}|\*(?:\s+as\s+\w+)?|\w+(?:\s*,\s*\{[^}]*\})?)\s+from\s+['"](\.[^'"]+)['"]/g;
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 const files = sourceFiles(SRC).map((path) => ({ path, rel: relative(SRC, path).split(sep).join('/'), text: readFileSync(path, 'utf8') }));
@@ -20,7 +22,12 @@ const top = (rel: string) => rel.split('/')[0];
 
 /** Every relative import of every file: the importing file and the imported one (both relative to src/). */
 const imports = files.flatMap((f) =>
-  [...f.text.matchAll(IMPORT_RE)].map((m) => ({ from: f.rel, to: relative(SRC, normalize(join(dirname(f.path), m[1]))).split(sep).join('/') })),
+  [...f.text.matchAll(IMPORT_RE)].map((m) => ({
+    from: f.rel,
+    to: relative(SRC, normalize(join(dirname(f.path), m[1])))
+      .split(sep)
+      .join('/'),
+  })),
 );
 
 /** Strongly connected components of a directed graph with more than one node (Tarjan). */
@@ -63,7 +70,16 @@ describe('architecture rules', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(imports.length).toBeGreaterThan(500);
     // the cycle finder finds a planted cycle
-    expect(cyclesOf(new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      cyclesOf(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['c'])],
+          ['c', new Set(['a'])],
+          ['d', new Set(['a'])],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
   });
 
   it('no import cycle between the top-level folders of src/ (type imports included)', () => {
@@ -75,7 +91,13 @@ describe('architecture rules', () => {
       edges.get(a)!.add(b);
     }
     const cycles = cyclesOf(edges);
-    const explain = cycles.map((c) => `${c.join(' ↔ ')}: ${imports.filter((i) => c.includes(top(i.from)) && c.includes(top(i.to)) && top(i.from) !== top(i.to)).map((i) => `${i.from} → ${i.to}`).join(', ')}`);
+    const explain = cycles.map(
+      (c) =>
+        `${c.join(' ↔ ')}: ${imports
+          .filter((i) => c.includes(top(i.from)) && c.includes(top(i.to)) && top(i.from) !== top(i.to))
+          .map((i) => `${i.from} → ${i.to}`)
+          .join(', ')}`,
+    );
     expect(explain).toEqual([]);
   });
 
@@ -86,19 +108,24 @@ describe('architecture rules', () => {
   });
 
   it('nothing outside db/ touches the ORM handle', () => {
-    const offenders = files.filter((f) => !f.rel.startsWith('db/') && /\.orm\b/.test(f.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map((f) => f.rel);
+    const offenders = files
+      .filter((f) => !f.rel.startsWith('db/') && /\.orm\b/.test(f.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')))
+      .map((f) => f.rel);
     expect(offenders).toEqual([]);
   });
 
   it('no router imports the database: routers call services built by their factories', () => {
     const routers = files.filter((f) => /(^|\/|-)router\.ts$/.test(f.rel));
     expect(routers.length).toBeGreaterThan(8);
-    const offenders = imports.filter((i) => routers.some((r) => r.rel === i.from) && (i.to === 'db/engine.ts' || i.to === 'db/sql.ts')).map((i) => `${i.from} → ${i.to}`);
+    const offenders = imports
+      .filter((i) => routers.some((r) => r.rel === i.from) && (i.to === 'db/engine.ts' || i.to === 'db/sql.ts'))
+      .map((i) => `${i.from} → ${i.to}`);
     expect(offenders).toEqual([]);
   });
 
   it('SQL is written only in store modules, db/, the log query compiler and the table definitions', () => {
-    const allowed = (rel: string) => rel.startsWith('db/') || /(^|\/)store(\/|\.ts$)/.test(rel) || rel.endsWith('/schema.ts') || rel === 'logs/compile.ts';
+    const allowed = (rel: string) =>
+      rel.startsWith('db/') || /(^|\/)store(\/|\.ts$)/.test(rel) || rel.endsWith('/schema.ts') || rel === 'logs/compile.ts';
     const writesSql = (text: string) => /\bsql`|\bsql\.raw\(/.test(text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''));
     const offenders = files.filter((f) => !allowed(f.rel) && writesSql(f.text)).map((f) => f.rel);
     expect(offenders).toEqual([]);

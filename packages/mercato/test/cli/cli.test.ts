@@ -23,7 +23,13 @@ function tmp() {
 }
 
 function baseEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(tmp(), 'db'), MERCATO_SIM_PORT: '0', ...extra };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MERCATO_DATA_DIR: join(tmp(), 'db'),
+    MERCATO_SIM_PORT: '0',
+    ...extra,
+  };
   for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
   return env;
 }
@@ -73,7 +79,10 @@ describe('mercato CLI', () => {
     for (const cmd of ['dev', 'start', 'worker', 'migrate', 'check']) expect(help.out).toContain(`  ${cmd} `);
     expect(run(['deploy'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining("unknown command 'deploy'") });
     expect(run(['check', '--bogus'], MINIMAL).code).toBe(2);
-    expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({ code: 2, err: expect.stringContaining('must be a positive integer') });
+    expect(run(['worker', '--concurrency=zero'], MINIMAL)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('must be a positive integer'),
+    });
   });
 
   it('each command has its own --help with its options and an example; typos get the nearest command or option', () => {
@@ -115,7 +124,11 @@ describe('mercato CLI', () => {
     const dataDir = join(tmp(), 'db');
     const urls: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const s = startServer(['dev', '--port', '0', '--sim-port', String(simPort), '--no-watch'], MINIMAL, baseEnv({ MERCATO_DATA_DIR: dataDir }));
+      const s = startServer(
+        ['dev', '--port', '0', '--sim-port', String(simPort), '--no-watch'],
+        MINIMAL,
+        baseEnv({ MERCATO_DATA_DIR: dataDir }),
+      );
       await s.url;
       const m = /simulator at (http:\/\/\S+)/.exec(s.output());
       urls.push(m![1]!);
@@ -234,13 +247,23 @@ describe('mercato CLI', () => {
     expect(minted.status).toBe(200);
     const { token } = (await minted.json()) as { token: string };
     const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const dispatched = await fetch(`${url}/api/flows/hello/run`, { method: 'POST', headers: auth, body: JSON.stringify({ input: { name: 'cli' } }) });
+    const dispatched = await fetch(`${url}/api/flows/hello/run`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ input: { name: 'cli' } }),
+    });
     expect(dispatched.status).toBe(202);
     const { runId } = (await dispatched.json()) as { runId: string };
     await expect
-      .poll(async () => ((await (await fetch(`${url}/api/runs/${runId}`, { headers: auth })).json()) as { status: string }).status, { timeout: 10_000 })
+      .poll(async () => ((await (await fetch(`${url}/api/runs/${runId}`, { headers: auth })).json()) as { status: string }).status, {
+        timeout: 10_000,
+      })
       .toBe('completed');
-    const bad = await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"shop":"not a shop"}' });
+    const bad = await fetch(`${url}/__mercato/preview/session-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"shop":"not a shop"}',
+    });
     expect(bad.status).toBe(400);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
@@ -248,7 +271,11 @@ describe('mercato CLI', () => {
 
   it('honours PORT and the platform variables from the environment', async () => {
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const s = startServer(['dev'], MINIMAL, baseEnv({ PORT: String(port), PLATFORM_API_KEY: 'own-key', PLATFORM_API_SECRET: 'own-secret' }));
+    const s = startServer(
+      ['dev'],
+      MINIMAL,
+      baseEnv({ PORT: String(port), PLATFORM_API_KEY: 'own-key', PLATFORM_API_SECRET: 'own-secret' }),
+    );
     expect(await s.url).toBe(`http://localhost:${port}`);
     expect(s.output()).not.toContain('using development values');
     s.child.kill('SIGINT');
@@ -258,7 +285,10 @@ describe('mercato CLI', () => {
   it('worker: --concurrency beats worker.concurrency from the config, which beats 5', async () => {
     const started = (args: string[], config = join(MINIMAL, 'service.config.ts')) =>
       new Promise<string>((resolveLine, reject) => {
-        const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], { cwd: MINIMAL, env: baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }) });
+        const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], {
+          cwd: MINIMAL,
+          env: baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }),
+        });
         children.push(child);
         let out = '';
         child.stdout.on('data', (d: Buffer) => {
@@ -282,7 +312,11 @@ describe('mercato CLI', () => {
     expect(clash.code).toBe(1);
     expect(clash.err).toContain('routes/a.ts and routes/a/index.ts both map to /routes/a');
     expect(clash.err).not.toContain('    at '); // a clear message, no stack trace
-    const noAuth = run(['start'], resolve(here, '../fixtures/noauth-app'), baseEnv({ PORT: '0', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }));
+    const noAuth = run(
+      ['start'],
+      resolve(here, '../fixtures/noauth-app'),
+      baseEnv({ PORT: '0', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }),
+    );
     expect(noAuth.code).toBe(1);
     expect(noAuth.err).toContain('routes/hook.ts: declares no auth');
   });
@@ -292,7 +326,11 @@ describe('mercato CLI', () => {
       ['dev', { NODE_ENV: 'production' }],
       ['start', {}],
     ] as const) {
-      const s = startServer([cmd, '--port', '0'], MINIMAL, baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', ENCRYPTION_KEY: KEY, ...extra }));
+      const s = startServer(
+        [cmd, '--port', '0'],
+        MINIMAL,
+        baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', ENCRYPTION_KEY: KEY, ...extra }),
+      );
       const url = await s.url;
       const res = await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: '{"shop":"demo-1.myshopify.com"}' });
       expect(res.status, cmd).toBe(404);

@@ -25,7 +25,10 @@ vi.setConfig({ testTimeout: 90_000, hookTimeout: 90_000 });
 // ---------------------------------------------------------------------------------------------------------------- the app
 
 const files = {
-  config: ({ cron = "{ name: 'Nightly v1', schedule: '0 3 * * *', flow: 'greet', input: {}, shops: 'all' }", extra = '' } = {}) => `import { defineApp } from 'mercato';
+  config: ({
+    cron = "{ name: 'Nightly v1', schedule: '0 3 * * *', flow: 'greet', input: {}, shops: 'all' }",
+    extra = '',
+  } = {}) => `import { defineApp } from 'mercato';
 import { crm } from './providers/crm.ts';
 import { greet } from './flows/greet.ts';
 import { slow } from './flows/slow.ts';
@@ -158,7 +161,8 @@ async function waitFor(read: () => string, re: RegExp, timeout = 20_000): Promis
   for (;;) {
     const m = re.exec(read());
     if (m) return m;
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`timed out waiting for ${re}\n--- stdout\n${out}\n--- stderr\n${err}`);
+    if (Date.now() > deadline || child.exitCode !== null)
+      throw new Error(`timed out waiting for ${re}\n--- stdout\n${out}\n--- stderr\n${err}`);
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -178,14 +182,21 @@ async function breakWith(rel: string, content: string | null): Promise<string> {
   const mark = err.length;
   if (content === null) rmSync(join(APP, rel), { force: true });
   else write(rel, content);
-  const m = await waitFor(() => err.slice(mark), /(mercato dev: [\s\S]*?)\nmercato dev: the last good version keeps serving; fix the file and save it again/);
+  const m = await waitFor(
+    () => err.slice(mark),
+    /(mercato dev: [\s\S]*?)\nmercato dev: the last good version keeps serving; fix the file and save it again/,
+  );
   return m[1]!;
 }
 
 let token: { value: string; at: number } | undefined;
 async function authHeaders() {
   if (!token || Date.now() - token.at > 30_000) {
-    const res = await fetch(`${base}/__mercato/preview/session-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ shop: SHOP }) });
+    const res = await fetch(`${base}/__mercato/preview/session-token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shop: SHOP }),
+    });
     expect(res.status).toBe(200);
     token = { value: ((await res.json()) as { token: string }).token, at: Date.now() };
   }
@@ -193,7 +204,10 @@ async function authHeaders() {
 }
 
 async function api<T = any>(path: string, init: RequestInit = {}): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${base}${path}`, { ...init, headers: { ...(await authHeaders()), ...(init.headers as Record<string, string>) } });
+  const res = await fetch(`${base}${path}`, {
+    ...init,
+    headers: { ...(await authHeaders()), ...(init.headers as Record<string, string>) },
+  });
   const text = await res.text();
   let body: any = text;
   try {
@@ -233,14 +247,20 @@ async function liveWithin(read: () => Promise<unknown>, expected: unknown, since
 }
 
 async function deliverOrder(id: number): Promise<void> {
-  const res = await fetch(`${simUrl}/__sim/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ shop: SHOP, topic: 'orders/create', payload: { id } }) });
+  const res = await fetch(`${simUrl}/__sim/webhooks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ shop: SHOP, topic: 'orders/create', payload: { id } }),
+  });
   expect(res.status).toBe(200);
   expect(((await res.json()) as { delivery: { status: number } }).delivery.status).toBe(200);
 }
 
 /** The log line the webhook run of order `id` wrote (`order <id> handled by vN`), once its run completed. */
 async function webhookHandledBy(id: number): Promise<string | undefined> {
-  const runs = (await api<{ runs: Array<{ id: string; status: string }> }>(`/api/flows/${encodeURIComponent('webhook:orders/create')}/runs`)).body.runs;
+  const runs = (
+    await api<{ runs: Array<{ id: string; status: string }> }>(`/api/flows/${encodeURIComponent('webhook:orders/create')}/runs`)
+  ).body.runs;
   for (const run of runs) {
     if (run.status !== 'completed') continue;
     const logs = (await api<{ logs: Array<{ message: string }> }>(`/api/runs/${run.id}/logs`)).body.logs;
@@ -250,7 +270,12 @@ async function webhookHandledBy(id: number): Promise<string | undefined> {
   return undefined;
 }
 
-const simState = async () => (await (await fetch(`${simUrl}/__sim/state`)).json()) as { webhookDeliveries: Array<{ webhookId: string }>; graphqlCalls: unknown[]; tokenExchanges: unknown[] };
+const simState = async () =>
+  (await (await fetch(`${simUrl}/__sim/state`)).json()) as {
+    webhookDeliveries: Array<{ webhookId: string }>;
+    graphqlCalls: unknown[];
+    tokenExchanges: unknown[];
+  };
 
 /** What every printed error of user code must look like: a location, a code frame, no stack, nothing of the bundler. */
 function expectReadable(text: string, location: RegExp | null) {
@@ -266,7 +291,12 @@ function expectReadable(text: string, location: RegExp | null) {
 
 beforeAll(async () => {
   createApp();
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(DATA, 'db'), MERCATO_SIM_PORT: '0' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MERCATO_DATA_DIR: join(DATA, 'db'),
+    MERCATO_SIM_PORT: '0',
+  };
   child = spawn(process.execPath, [BIN, 'dev', '--port', '0'], { cwd: APP, env, stdio: ['ignore', 'pipe', 'pipe'] });
   exited = new Promise((r) => child.on('exit', (code) => r(code)));
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -307,13 +337,9 @@ describe('mercato dev: reloading', () => {
       timings[name] = { reloadMs, liveMs: await liveWithin(read, expected, t) };
     };
     await step('route', 'routes/hello.ts', files.route('v2'), hello, 'v2');
-    await step(
-      'flow',
-      'flows/greet.ts',
-      files.flow('v2'),
-      async () => (await finished(await dispatch('greet', { name: 'bo' }))).output,
-      { greeting: 'hello bo from v2' },
-    );
+    await step('flow', 'flows/greet.ts', files.flow('v2'), async () => (await finished(await dispatch('greet', { name: 'bo' }))).output, {
+      greeting: 'hello bo from v2',
+    });
     await step(
       'provider',
       'providers/crm.ts',
@@ -321,8 +347,20 @@ describe('mercato dev: reloading', () => {
       async () => (await api('/api/providers')).body.providers[0].fields.map((f: { name: string }) => f.name),
       ['apiKey', 'region'],
     );
-    await step('function', 'functions/discount.ts', files.fn('Discount v2'), async () => (await api('/api/functions')).body.functions[0].title, 'Discount v2');
-    await step('page', 'pages/report.ts', files.page('Report v2'), async () => (await api('/api/pages/custom')).body.pages.map((p: { title: string }) => p.title), ['Report v2']);
+    await step(
+      'function',
+      'functions/discount.ts',
+      files.fn('Discount v2'),
+      async () => (await api('/api/functions')).body.functions[0].title,
+      'Discount v2',
+    );
+    await step(
+      'page',
+      'pages/report.ts',
+      files.page('Report v2'),
+      async () => (await api('/api/pages/custom')).body.pages.map((p: { title: string }) => p.title),
+      ['Report v2'],
+    );
     await step(
       'config',
       'service.config.ts',
@@ -360,7 +398,9 @@ describe('mercato dev: reloading', () => {
   it('a run in flight that finishes within the grace period completes on the code it started with', async () => {
     const flag = join(DATA, 'flag-a');
     const runId = await dispatch('slow', { flag });
-    await expect.poll(async () => (await api(`/api/runs/${runId}`)).body.steps?.map((s: { name: string }) => s.name), { timeout: 20_000 }).toEqual(['first']);
+    await expect
+      .poll(async () => (await api(`/api/runs/${runId}`)).body.steps?.map((s: { name: string }) => s.name), { timeout: 20_000 })
+      .toEqual(['first']);
     await reload('flows/slow.ts', files.slow('v2'));
     writeFileSync(flag, '');
     const run = await finished(runId);
@@ -371,7 +411,9 @@ describe('mercato dev: reloading', () => {
   it('a run still in flight after the grace period is handed back and resumes on the new code from its last completed step', async () => {
     const flag = join(DATA, 'flag-b');
     const runId = await dispatch('slow', { flag });
-    await expect.poll(async () => (await api(`/api/runs/${runId}`)).body.steps?.map((s: { name: string }) => s.name), { timeout: 20_000 }).toEqual(['first']);
+    await expect
+      .poll(async () => (await api(`/api/runs/${runId}`)).body.steps?.map((s: { name: string }) => s.name), { timeout: 20_000 })
+      .toEqual(['first']);
     const mark = out.length;
     await reload('flows/slow.ts', files.slow('v3'));
     // the old worker gives up after RELOAD_GRACE_MS and hands the run back (its lease released, not lost)
@@ -396,7 +438,10 @@ describe('mercato dev: reloading', () => {
     });
 
     it('a missing export of a file of the app (route file)', async () => {
-      const text = await breakWith('routes/hello.ts', files.route('v3', { head: "import { defineRoute } from 'mercato';\nimport { nope } from '../lib/util.ts';\nconsole.log(nope);" }));
+      const text = await breakWith(
+        'routes/hello.ts',
+        files.route('v3', { head: "import { defineRoute } from 'mercato';\nimport { nope } from '../lib/util.ts';\nconsole.log(nope);" }),
+      );
       expectReadable(text, /routes\/hello\.ts:2:10: error: No matching export in "lib\/util\.ts" for import "nope"/);
       expect(await hello()).toBe('v2');
       await reload('routes/hello.ts', files.route('v3'));
@@ -404,7 +449,10 @@ describe('mercato dev: reloading', () => {
     });
 
     it('a missing export of a package (webhook file)', async () => {
-      const text = await breakWith('webhooks/orders-create.ts', files.webhook('v3', "import { defineWebhook, nope } from 'mercato';\nconsole.log(nope);"));
+      const text = await breakWith(
+        'webhooks/orders-create.ts',
+        files.webhook('v3', "import { defineWebhook, nope } from 'mercato';\nconsole.log(nope);"),
+      );
       expect(text).toContain("The requested module 'mercato' does not provide an export named 'nope'");
       expectReadable(text, /webhooks\/orders-create\.ts:1:25\b/);
       expect(await hello()).toBe('v3');
@@ -414,14 +462,25 @@ describe('mercato dev: reloading', () => {
     });
 
     it('a module that throws while loading (provider file, route file)', async () => {
-      const provider = await breakWith('providers/crm.ts', `${files.provider()}if (process.env.PATH) throw new Error('the CRM module refuses to load');\n`);
+      const provider = await breakWith(
+        'providers/crm.ts',
+        `${files.provider()}if (process.env.PATH) throw new Error('the CRM module refuses to load');\n`,
+      );
       expect(provider).toContain('the CRM module refuses to load');
       expectReadable(provider, /providers\/crm\.ts:8:\d+/);
       expect(await hello()).toBe('v3');
-      await reload('providers/crm.ts', files.provider(" region: { type: 'text', label: 'Region' }, zone: { type: 'text', label: 'Zone', required: false }"));
-      await expect.poll(async () => (await api('/api/providers')).body.providers[0].fields.map((f: { name: string }) => f.name)).toEqual(['apiKey', 'region', 'zone']);
+      await reload(
+        'providers/crm.ts',
+        files.provider(" region: { type: 'text', label: 'Region' }, zone: { type: 'text', label: 'Zone', required: false }"),
+      );
+      await expect
+        .poll(async () => (await api('/api/providers')).body.providers[0].fields.map((f: { name: string }) => f.name))
+        .toEqual(['apiKey', 'region', 'zone']);
 
-      const route = await breakWith('routes/hello.ts', `${files.route('v4')}throw new TypeError('routes/hello.ts is broken on purpose');\n`);
+      const route = await breakWith(
+        'routes/hello.ts',
+        `${files.route('v4')}throw new TypeError('routes/hello.ts is broken on purpose');\n`,
+      );
       expect(route).toContain('TypeError: routes/hello.ts is broken on purpose');
       expectReadable(route, /routes\/hello\.ts:7:\d+/);
       expect(await hello()).toBe('v3');
@@ -430,17 +489,26 @@ describe('mercato dev: reloading', () => {
     });
 
     it('a config that fails validation (invalid cron schedule, unknown option, a value of the wrong type)', async () => {
-      const cron = await breakWith('service.config.ts', files.config({ cron: "{ name: 'Nightly v2', schedule: '61 4 * * *', flow: 'greet', input: {}, shops: 'all' }" }));
+      const cron = await breakWith(
+        'service.config.ts',
+        files.config({ cron: "{ name: 'Nightly v2', schedule: '61 4 * * *', flow: 'greet', input: {}, shops: 'all' }" }),
+      );
       expect(cron).toContain('crons[0].schedule: "61 4 * * *" is not a valid cron expression');
       expectReadable(cron, /service\.config\.ts:11:\d+/); // the defineConfig call
       const unknown = await breakWith('service.config.ts', files.config({ extra: '\n  bogus: true,' }));
       expect(unknown).toContain('bogus: unknown option');
       expectReadable(unknown, /service\.config\.ts:11:\d+/);
-      const typeInvalid = await breakWith('service.config.ts', files.config({ extra: "\n  worker: { concurrency: 'many' as unknown as number }," }));
+      const typeInvalid = await breakWith(
+        'service.config.ts',
+        files.config({ extra: "\n  worker: { concurrency: 'many' as unknown as number }," }),
+      );
       expect(typeInvalid).toContain('worker.concurrency: must be a positive integer');
       expectReadable(typeInvalid, /service\.config\.ts:11:\d+/);
       expect((await api('/api/crons')).body.crons.map((c: { name: string }) => c.name)).toEqual(['Nightly v2']);
-      await reload('service.config.ts', files.config({ cron: "{ name: 'Nightly v3', schedule: '0 5 * * *', flow: 'greet', input: {}, shops: 'all' }" }));
+      await reload(
+        'service.config.ts',
+        files.config({ cron: "{ name: 'Nightly v3', schedule: '0 5 * * *', flow: 'greet', input: {}, shops: 'all' }" }),
+      );
       await expect.poll(async () => (await api('/api/crons')).body.crons.map((c: { name: string }) => c.name)).toEqual(['Nightly v3']);
     });
 

@@ -50,7 +50,13 @@ afterAll(() => {
 
 async function init(dir: string, options: { force?: boolean; mercatoSpec?: string; cwd?: string } = {}) {
   const lines: string[] = [];
-  const code = await runInit({ dir, cwd: options.cwd ?? base, force: options.force, mercatoSpec: options.mercatoSpec, out: (l) => lines.push(l) });
+  const code = await runInit({
+    dir,
+    cwd: options.cwd ?? base,
+    force: options.force,
+    mercatoSpec: options.mercatoSpec,
+    out: (l) => lines.push(l),
+  });
   return { code, output: lines.join('\n') };
 }
 
@@ -102,7 +108,14 @@ describe('mercato init: the scaffold', () => {
 
   it('writes a tsconfig.json as the brief of the app wants it', () => {
     const { compilerOptions } = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8'));
-    expect(compilerOptions).toMatchObject({ module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, allowImportingTsExtensions: true, noEmit: true, types: ['node'] });
+    expect(compilerOptions).toMatchObject({
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      allowImportingTsExtensions: true,
+      noEmit: true,
+      types: ['node'],
+    });
   });
 
   it('prints what it created and the next steps', () => {
@@ -146,7 +159,10 @@ describe('mercato init: the scaffold', () => {
 
   it('type-checks with tsc', () => {
     // `mercato-source`: in this repository the package's types are its sources (an installed package has dist/types)
-    const r = spawnSync(process.execPath, [TSC, '--noEmit', '-p', join(app, 'tsconfig.json'), '--customConditions', 'mercato-source'], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [TSC, '--noEmit', '-p', join(app, 'tsconfig.json'), '--customConditions', 'mercato-source'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: '' });
   });
 
@@ -155,7 +171,10 @@ describe('mercato init: the scaffold', () => {
     expect(spawnSync('cp', ['-r', app, copy]).status).toBe(0);
     const route = join(copy, 'routes', 'sync.ts');
     writeFileSync(route, readFileSync(route, 'utf8').replace("flowName: 'syncOrders'", "flowName: 'syncOrdrs'"));
-    const r = spawnSync(process.execPath, [TSC, '--noEmit', '-p', join(copy, 'tsconfig.json'), '--customConditions', 'mercato-source'], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [TSC, '--noEmit', '-p', join(copy, 'tsconfig.json'), '--customConditions', 'mercato-source'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(r.status).not.toBe(0);
     expect(r.stdout).toMatch(/routes\/sync\.ts\(\d+,\d+\): error TS2322: Type '"syncOrdrs"'/);
   });
@@ -194,13 +213,23 @@ describe('mercato init: the scaffold', () => {
       const shop = 'demo-1.myshopify.com';
       const forShop = async ({ shop: s }: { shop: string }) => ({ shop: s, app: { handle: 'default', apiKey: 'k' }, providers: {} });
       const request = (token: string) =>
-        new Request('http://localhost/routes/sync', { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ shop, since: '7d' }) });
+        new Request('http://localhost/routes/sync', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: JSON.stringify({ shop, since: '7d' }),
+        });
 
       expect(await route.auth(request('wrong-token'), { forShop, params: {} })).toBeNull();
       const auth = await route.auth(request('dev-sync-token'), { forShop, params: {} });
       expect(auth).toEqual({ shop, since: '7d' });
 
-      const response: Response = await route.POST(request('dev-sync-token'), { params: {}, auth, forShop, requestId: 'r1', dispatchFlow: () => Promise.reject(new Error('the route dispatches through the instance')) });
+      const response: Response = await route.POST(request('dev-sync-token'), {
+        params: {},
+        auth,
+        forShop,
+        requestId: 'r1',
+        dispatchFlow: () => Promise.reject(new Error('the route dispatches through the instance')),
+      });
       expect(response.status).toBe(202);
       const { runId, status } = await response.json();
       expect(status).toBe('pending');

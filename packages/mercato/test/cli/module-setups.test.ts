@@ -52,7 +52,12 @@ interface AppSpec {
   functionHandle: string;
 }
 
-const FOLDERS: Record<Kind, string> = { flow: 'flows/greet', route: 'routes/info', provider: 'providers/crm', function: 'functions/discount' };
+const FOLDERS: Record<Kind, string> = {
+  flow: 'flows/greet',
+  route: 'routes/info',
+  provider: 'providers/crm',
+  function: 'functions/discount',
+};
 const isTs = (ext: Ext) => ext === '.ts' || ext === '.mts';
 const camel = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -100,7 +105,8 @@ function specifier(from: SourceFile, to: SourceFile, nodenext = false): string {
 }
 
 const describeFile = (f: SourceFile) => `${f.path}${f.ext === '.js' ? ` (${f.syntax})` : ''}`;
-const labelOf = (app: AppSpec) => `${app.id}: config ${describeFile(app.config)}, ${KINDS.map((k) => describeFile(app.files[k])).join(', ')}`;
+const labelOf = (app: AppSpec) =>
+  `${app.id}: config ${describeFile(app.config)}, ${KINDS.map((k) => describeFile(app.files[k])).join(', ')}`;
 
 function flowSource(app: AppSpec, f: SourceFile): string {
   const t = isTs(f.ext) ? ': string' : '';
@@ -118,9 +124,26 @@ function flowSource(app: AppSpec, f: SourceFile): string {
     '})',
   ];
   if (f.syntax === 'cjs') {
-    return ["const { defineFlow } = require('mercato');", "const { z } = require('zod');", '', ...body, '', `module.exports = { flow: ${flow.join('\n')}, greeting };`, ''].join('\n');
+    return [
+      "const { defineFlow } = require('mercato');",
+      "const { z } = require('zod');",
+      '',
+      ...body,
+      '',
+      `module.exports = { flow: ${flow.join('\n')}, greeting };`,
+      '',
+    ].join('\n');
   }
-  return ["import { defineFlow } from 'mercato';", "import { z } from 'zod';", '', ...body, '', `export const flow = ${flow.join('\n')};`, 'export { greeting };', ''].join('\n');
+  return [
+    "import { defineFlow } from 'mercato';",
+    "import { z } from 'zod';",
+    '',
+    ...body,
+    '',
+    `export const flow = ${flow.join('\n')};`,
+    'export { greeting };',
+    '',
+  ].join('\n');
 }
 
 function providerSource(app: AppSpec, f: SourceFile): string {
@@ -156,7 +179,8 @@ function functionSource(app: AppSpec, f: SourceFile): string {
 function functionImport(app: AppSpec, from: SourceFile, nodenext = false): { esm: string; cjs: string } {
   const f = app.files.function;
   const spec = JSON.stringify(specifier(from, f, nodenext));
-  if (f.syntax === 'cjs' || f.ext === '.mjs') return { esm: `import discount from ${spec};`, cjs: `const discount = require(${spec})${f.syntax === 'cjs' ? '' : '.default'};` };
+  if (f.syntax === 'cjs' || f.ext === '.mjs')
+    return { esm: `import discount from ${spec};`, cjs: `const discount = require(${spec})${f.syntax === 'cjs' ? '' : '.default'};` };
   return { esm: `import { discount } from ${spec};`, cjs: `const { discount } = require(${spec});` };
 }
 
@@ -180,7 +204,14 @@ function routeSource(app: AppSpec, f: SourceFile): string {
       '',
     ].join('\n');
   }
-  const head = ["import { fileURLToPath } from 'node:url';", "import { defineRoute } from 'mercato';", `import { flow, greeting } from ${flow};`, `import { provider } from ${provider};`, fn.esm, ''];
+  const head = [
+    "import { fileURLToPath } from 'node:url';",
+    "import { defineRoute } from 'mercato';",
+    `import { flow, greeting } from ${flow};`,
+    `import { provider } from ${provider};`,
+    fn.esm,
+    '',
+  ];
   const body = answer('fileURLToPath(import.meta.url)', 'import.meta.dirname');
   // named exports in .mjs route files, a default export elsewhere
   if (f.ext === '.mjs') return [...head, "export const auth = 'none';", `export function GET() {\n  return ${body};\n}`, ''].join('\n');
@@ -203,9 +234,29 @@ function configSource(app: AppSpec): string {
   ].join('\n');
   const defineApp = 'const app = defineApp({ providers: { [provider.name]: provider } });';
   if (f.syntax === 'cjs') {
-    return ["const { defineApp } = require('mercato');", `const { flow } = require(${flow});`, `const { provider } = require(${provider});`, fn.cjs, '', defineApp, '', `module.exports = ${config};`, ''].join('\n');
+    return [
+      "const { defineApp } = require('mercato');",
+      `const { flow } = require(${flow});`,
+      `const { provider } = require(${provider});`,
+      fn.cjs,
+      '',
+      defineApp,
+      '',
+      `module.exports = ${config};`,
+      '',
+    ].join('\n');
   }
-  return ["import { defineApp } from 'mercato';", `import { flow } from ${flow};`, `import { provider } from ${provider};`, fn.esm, '', defineApp, '', `export default ${config};`, ''].join('\n');
+  return [
+    "import { defineApp } from 'mercato';",
+    `import { flow } from ${flow};`,
+    `import { provider } from ${provider};`,
+    fn.esm,
+    '',
+    defineApp,
+    '',
+    `export default ${config};`,
+    '',
+  ].join('\n');
 }
 
 function writeApp(app: AppSpec) {
@@ -213,7 +264,10 @@ function writeApp(app: AppSpec) {
     mkdirSync(dirname(join(app.dir, path)), { recursive: true });
     writeFileSync(join(app.dir, path), text);
   };
-  write('package.json', `${JSON.stringify({ name: `module-setup-${app.id}`, private: true, ...(app.pkg === 'none' ? {} : { type: app.pkg }) }, null, 2)}\n`);
+  write(
+    'package.json',
+    `${JSON.stringify({ name: `module-setup-${app.id}`, private: true, ...(app.pkg === 'none' ? {} : { type: app.pkg }) }, null, 2)}\n`,
+  );
   write(app.config.path, configSource(app));
   write(app.files.flow.path, flowSource(app, app.files.flow));
   write(app.files.route.path, routeSource(app, app.files.route));
@@ -379,9 +433,19 @@ async function expectRoute(expect: ExpectStatic, app: AppSpec, base: string) {
 }
 
 /** Dispatches the app's flow through the admin API and waits for the run to complete (by whichever process runs it). */
-async function expectRunCompletes(expect: ExpectStatic, app: AppSpec, base: string, token: () => Promise<string> | string, log: () => string) {
+async function expectRunCompletes(
+  expect: ExpectStatic,
+  app: AppSpec,
+  base: string,
+  token: () => Promise<string> | string,
+  log: () => string,
+) {
   const headers = async () => ({ authorization: `Bearer ${await token()}`, 'content-type': 'application/json' });
-  const dispatched = await getJson<{ runId: string }>(`${base}/api/flows/${app.flowName}/run`, { method: 'POST', headers: await headers(), body: JSON.stringify({ input: { name: 'api' } }) });
+  const dispatched = await getJson<{ runId: string }>(`${base}/api/flows/${app.flowName}/run`, {
+    method: 'POST',
+    headers: await headers(),
+    body: JSON.stringify({ input: { name: 'api' } }),
+  });
   expect(dispatched.status, `${labelOf(app)}\n${JSON.stringify(dispatched.body)}\n${log()}`).toBe(202);
   const runId = dispatched.body.runId;
   let run: { status: string; output: unknown; error?: unknown } | undefined;
@@ -434,9 +498,18 @@ afterAll(async () => {
 
 describe('module setups: every package type × extension × file kind', () => {
   it('covers every (package type, file kind, extension) combination, with CommonJS and ESM-syntax .js files', () => {
-    const seen = new Set(APPS.flatMap((a) => [['config', a.config] as const, ...KINDS.map((k) => [k, a.files[k]] as const)].map(([kind, f]) => `${a.pkg} ${kind} ${f.ext}`)));
-    for (const pkg of PKG_TYPES) for (const kind of ['config', ...KINDS]) for (const ext of EXTS) expect(seen).toContain(`${pkg} ${kind} ${ext}`);
-    const jsSyntaxes = new Set(APPS.filter((a) => a.pkg !== 'module').flatMap((a) => [a.config, ...KINDS.map((k) => a.files[k])].filter((f) => f.ext === '.js').map((f) => f.syntax)));
+    const seen = new Set(
+      APPS.flatMap((a) =>
+        [['config', a.config] as const, ...KINDS.map((k) => [k, a.files[k]] as const)].map(([kind, f]) => `${a.pkg} ${kind} ${f.ext}`),
+      ),
+    );
+    for (const pkg of PKG_TYPES)
+      for (const kind of ['config', ...KINDS]) for (const ext of EXTS) expect(seen).toContain(`${pkg} ${kind} ${ext}`);
+    const jsSyntaxes = new Set(
+      APPS.filter((a) => a.pkg !== 'module').flatMap((a) =>
+        [a.config, ...KINDS.map((k) => a.files[k])].filter((f) => f.ext === '.js').map((f) => f.syntax),
+      ),
+    );
     expect([...jsSyntaxes].sort()).toEqual(['cjs', 'esm']);
   });
 
@@ -456,16 +529,19 @@ describe('module setups: every package type × extension × file kind', () => {
         }),
       );
     }
-    it('check: a config, a flow and a route compiled to CommonJS by tsc (exports.default, exports.__esModule)', { timeout: 120_000 }, ({ expect }) =>
-      slots(1, async () => {
-        const p = mercato(['check'], COMPILED_DIR, baseEnv({ MERCATO_DATA_DIR: join(ARTIFACTS, 'data', 'unused') }));
-        const code = await p.exited;
-        const out = p.output();
-        expect(code, out).toBe(0);
-        expect(out).toContain('service.config.js is valid');
-        expect(out).toMatch(/flows:\s+compiledGreet\n/);
-        expect(out).toMatch(/routes:\s+\/routes\/compiled \(GET; auth none\)/);
-      }),
+    it(
+      'check: a config, a flow and a route compiled to CommonJS by tsc (exports.default, exports.__esModule)',
+      { timeout: 120_000 },
+      ({ expect }) =>
+        slots(1, async () => {
+          const p = mercato(['check'], COMPILED_DIR, baseEnv({ MERCATO_DATA_DIR: join(ARTIFACTS, 'data', 'unused') }));
+          const code = await p.exited;
+          const out = p.output();
+          expect(code, out).toBe(0);
+          expect(out).toContain('service.config.js is valid');
+          expect(out).toMatch(/flows:\s+compiledGreet\n/);
+          expect(out).toMatch(/routes:\s+\/routes\/compiled \(GET; auth none\)/);
+        }),
     );
   });
 
@@ -498,7 +574,11 @@ describe('module setups: every package type × extension × file kind', () => {
   });
 
   // one app of each package type, with a CommonJS or ESM-syntax .js config where the package type allows it
-  const SERVED: AppSpec[] = [APPS.find((a) => a.id === 'none-js')!, APPS.find((a) => a.id === 'commonjs-js')!, APPS.find((a) => a.id === 'module-mts')!];
+  const SERVED: AppSpec[] = [
+    APPS.find((a) => a.id === 'none-js')!,
+    APPS.find((a) => a.id === 'commonjs-js')!,
+    APPS.find((a) => a.id === 'module-mts')!,
+  ];
   const serveEnv = (extra: Record<string, string | undefined>) =>
     baseEnv({
       PLATFORM_API_KEY: API_KEY,
@@ -530,7 +610,10 @@ describe('module setups: every package type × extension × file kind', () => {
           const worker = mercato(['worker'], app.dir, env);
           const log = () => `--- start:\n${start.output()}\n--- worker:\n${worker.output()}`;
           try {
-            const [[, base]] = await Promise.all([start.waitFor(/listening on (http:\/\/\S+)/), worker.waitFor(/mercato worker .*: database PostgreSQL .*; concurrency 2/)]);
+            const [[, base]] = await Promise.all([
+              start.waitFor(/listening on (http:\/\/\S+)/),
+              worker.waitFor(/mercato worker .*: database PostgreSQL .*; concurrency 2/),
+            ]);
             await expectRoute(expect, app, base);
             await expectRunCompletes(expect, app, base, sessionToken, log);
             // the worker ran it: `start` runs no flows

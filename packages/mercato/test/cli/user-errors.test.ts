@@ -72,19 +72,34 @@ const cases: Case[] = [
   },
   {
     name: 'config: missing export of a file of the app',
-    files: { 'service.config.ts': CONFIG.replace("import { hello } from './flows/hello.ts';", "import { hello, nope } from './flows/hello.ts';\nconsole.log(nope);") },
+    files: {
+      'service.config.ts': CONFIG.replace(
+        "import { hello } from './flows/hello.ts';",
+        "import { hello, nope } from './flows/hello.ts';\nconsole.log(nope);",
+      ),
+    },
     location: /service\.config\.ts:2:17: error: No matching export in "flows\/hello\.ts" for import "nope"/,
     message: 'the app does not build',
   },
   {
     name: 'config: missing export of a package',
-    files: { 'service.config.ts': CONFIG.replace("import { defineApp } from 'mercato';", "import { defineApp, nope } from 'mercato';\nconsole.log(nope);") },
+    files: {
+      'service.config.ts': CONFIG.replace(
+        "import { defineApp } from 'mercato';",
+        "import { defineApp, nope } from 'mercato';\nconsole.log(nope);",
+      ),
+    },
     location: /at service\.config\.ts:1:21:/,
     message: "SyntaxError: The requested module 'mercato' does not provide an export named 'nope'",
   },
   {
     name: 'config: a package that is not installed',
-    files: { 'service.config.ts': CONFIG.replace("import { defineApp } from 'mercato';", "import { defineApp } from 'mercato';\nimport pad from 'mercato-no-such-package/pad';\nconsole.log(pad);") },
+    files: {
+      'service.config.ts': CONFIG.replace(
+        "import { defineApp } from 'mercato';",
+        "import { defineApp } from 'mercato';\nimport pad from 'mercato-no-such-package/pad';\nconsole.log(pad);",
+      ),
+    },
     location: /at service\.config\.ts:2:17:/,
     message: "Cannot find package 'mercato-no-such-package' imported from service.config.ts",
   },
@@ -96,7 +111,9 @@ const cases: Case[] = [
   },
   {
     name: 'config: fails validation (defineConfig throws ConfigError)',
-    files: { 'service.config.ts': CONFIG.replace('flows: { hello },', "flows: { hello },\n  crons: [{ schedule: 'every day', flow: 'hello' }],") },
+    files: {
+      'service.config.ts': CONFIG.replace('flows: { hello },', "flows: { hello },\n  crons: [{ schedule: 'every day', flow: 'hello' }],"),
+    },
     location: /at service\.config\.ts:6:20:/,
     message: 'crons[0].schedule: "every day" is not a valid cron expression',
   },
@@ -109,19 +126,34 @@ const cases: Case[] = [
   },
   {
     name: 'route: missing export of a file of the app',
-    files: { 'routes/ping.ts': ROUTE.replace("import { defineRoute } from 'mercato';", "import { defineRoute } from 'mercato';\nimport { nope } from '../flows/hello.ts';\nconsole.log(nope);") },
+    files: {
+      'routes/ping.ts': ROUTE.replace(
+        "import { defineRoute } from 'mercato';",
+        "import { defineRoute } from 'mercato';\nimport { nope } from '../flows/hello.ts';\nconsole.log(nope);",
+      ),
+    },
     location: /routes\/ping\.ts:2:10: error: No matching export in "flows\/hello\.ts" for import "nope"/,
     message: 'the app does not build',
   },
   {
     name: 'route: missing export of a package',
-    files: { 'routes/ping.ts': ROUTE.replace("import { defineRoute } from 'mercato';", "import { defineRoute, nope } from 'mercato';\nconsole.log(nope);") },
+    files: {
+      'routes/ping.ts': ROUTE.replace(
+        "import { defineRoute } from 'mercato';",
+        "import { defineRoute, nope } from 'mercato';\nconsole.log(nope);",
+      ),
+    },
     location: /at routes\/ping\.ts:1:23:/,
     message: "SyntaxError: The requested module 'mercato' does not provide an export named 'nope'",
   },
   {
     name: 'route: a package that is not installed',
-    files: { 'routes/ping.ts': ROUTE.replace("import { defineRoute } from 'mercato';", "import { defineRoute } from 'mercato';\nimport pad from 'mercato-no-such-package';\nconsole.log(pad);") },
+    files: {
+      'routes/ping.ts': ROUTE.replace(
+        "import { defineRoute } from 'mercato';",
+        "import { defineRoute } from 'mercato';\nimport pad from 'mercato-no-such-package';\nconsole.log(pad);",
+      ),
+    },
     location: /at routes\/ping\.ts:2:17:/,
     message: "Cannot find package 'mercato-no-such-package' imported from routes/ping.ts",
   },
@@ -202,7 +234,15 @@ describe('errors in the app’s files: check and start exit 1 with file:line:col
   });
 
   it('a config without a default export: exit 1, says what to export, no stack', async () => {
-    const r = await run(['check'], makeApp({ name: 'no default', files: { 'service.config.ts': CONFIG.replace('export default ', 'export const config = ') }, location: /$/, message: '' }));
+    const r = await run(
+      ['check'],
+      makeApp({
+        name: 'no default',
+        files: { 'service.config.ts': CONFIG.replace('export default ', 'export const config = ') },
+        location: /$/,
+        message: '',
+      }),
+    );
     expect(r.code).toBe(1);
     expect(r.err).toContain('service.config.ts must export the configured instance as its default export');
     expect(r.err).toContain('its exports: config');

@@ -24,7 +24,13 @@ const disabledPage = app.defineConfig({ flows: base.config.flows, crons: instanc
 describeEngines('crons API', (get) => {
   let t: TestRuntime;
   const toggle = (body: unknown, shop = S1) =>
-    t.api('/api/crons/toggle', { method: 'POST', shop, ...(typeof body === 'string' ? { body, headers: { 'content-type': 'application/json' } } : { json: body }) }).then(json);
+    t
+      .api('/api/crons/toggle', {
+        method: 'POST',
+        shop,
+        ...(typeof body === 'string' ? { body, headers: { 'content-type': 'application/json' } } : { json: body }),
+      })
+      .then(json);
   const list = (shop = S1) => t.api('/api/crons', { shop }).then(json);
 
   beforeAll(async () => {
@@ -64,9 +70,16 @@ describeEngines('crons API', (get) => {
     expect(all).toMatchObject({ name: 'sync', shops: 'all', input: {}, description: 'Every 15 minutes', targeted: true, enabled: true });
     // The time zone reads the schedule: 09:30 in Paris, whatever the server's zone.
     expect(paris).toMatchObject({ timezone: 'Europe/Paris', shops: S1, targeted: true, description: 'At 09:30, Monday through Friday' });
-    const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', weekday: 'short', hour: '2-digit', minute: '2-digit' }).format(new Date(paris.nextRunAt));
+    const local = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Paris',
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(paris.nextRunAt));
     expect(local).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 09:30$/);
-    expect(paris.nextRunAt).toBe(new Cron('30 9 * * 1-5', { paused: true, timezone: 'Europe/Paris' }).nextRun(new Date(before))!.toISOString());
+    expect(paris.nextRunAt).toBe(
+      new Cron('30 9 * * 1-5', { paused: true, timezone: 'Europe/Paris' }).nextRun(new Date(before))!.toISOString(),
+    );
     expect(lastDay).toMatchObject({ shops: [S2, S3], targeted: false, description: 'At 00:00, on the last day of the month' });
     // Targeting is per shop.
     const other = await list(S2);
@@ -75,7 +88,10 @@ describeEngines('crons API', (get) => {
 
   it('POST /api/crons/toggle stores an override for the shop only and never changes the config', async () => {
     const configBefore = JSON.stringify(t.runtime.config.crons);
-    expect(await toggle({ key: 'sync:*/15 * * * *', enabled: false })).toEqual({ status: 200, body: { ok: true, key: 'sync:*/15 * * * *', enabled: false } });
+    expect(await toggle({ key: 'sync:*/15 * * * *', enabled: false })).toEqual({
+      status: 200,
+      body: { ok: true, key: 'sync:*/15 * * * *', enabled: false },
+    });
     expect((await list(S1)).body.crons[1].enabled).toBe(false);
     expect((await list(S2)).body.crons[1].enabled).toBe(true);
     expect(JSON.stringify(t.runtime.config.crons)).toBe(configBefore);
@@ -112,11 +128,19 @@ describeEngines('crons API', (get) => {
   it('listCrons computes the next fire time from the given clock', async () => {
     const clock = manualClock('2030-01-01T10:07:00Z');
     const crons = await listCrons({ db: get().db, crons: t.runtime.config.crons, clock }, { appHandle: 'any', shop: S1 });
-    expect(crons.map((c) => c.nextRunAt)).toEqual(['2030-01-01T11:00:00.000Z', '2030-01-01T10:15:00.000Z', '2030-01-02T08:30:00.000Z', '2030-01-31T00:00:00.000Z']);
+    expect(crons.map((c) => c.nextRunAt)).toEqual([
+      '2030-01-01T11:00:00.000Z',
+      '2030-01-01T10:15:00.000Z',
+      '2030-01-02T08:30:00.000Z',
+      '2030-01-31T00:00:00.000Z',
+    ]);
   });
 
   it('unknown key is 404; a malformed body is 400 naming the field', async () => {
-    expect(await toggle({ key: 'sync:* * * * *', enabled: false })).toEqual({ status: 404, body: { error: 'Cron "sync:* * * * *" is not configured' } });
+    expect(await toggle({ key: 'sync:* * * * *', enabled: false })).toEqual({
+      status: 404,
+      body: { error: 'Cron "sync:* * * * *" is not configured' },
+    });
     const cases: Array<[unknown, string | undefined]> = [
       ['not json', undefined],
       [[1, 2], 'body'],
@@ -154,7 +178,10 @@ describeEngines('crons API with the crons page disabled', (get) => {
   });
 
   it('answers 404 { error: "Not found" } for the whole group', async () => {
-    for (const [path, init] of [['/api/crons', {}], ['/api/crons/toggle', { method: 'POST', json: { key: 'sync:*/15 * * * *', enabled: false } }]] as const) {
+    for (const [path, init] of [
+      ['/api/crons', {}],
+      ['/api/crons/toggle', { method: 'POST', json: { key: 'sync:*/15 * * * *', enabled: false } }],
+    ] as const) {
       const res = await t.api(path, init);
       expect(res.status).toBe(404);
       expect(await res.json()).toEqual({ error: 'Not found' });

@@ -43,12 +43,21 @@ describe('describeSchedule', () => {
     expect(describeSchedule(expression)).toBe(words);
   });
 
-  it.each(['nonsense', '', '* * *', '61 * * * *', '0 24 * * *', '0 0 32 * *', '0 0 * 13 *', '0 0 * * 8', '* * * * * * *', '@reboot', '@every_minute'])(
-    '%j → null (shown as the expression)',
-    (expression) => {
-      expect(describeSchedule(expression)).toBeNull();
-    },
-  );
+  it.each([
+    'nonsense',
+    '',
+    '* * *',
+    '61 * * * *',
+    '0 24 * * *',
+    '0 0 32 * *',
+    '0 0 * 13 *',
+    '0 0 * * 8',
+    '* * * * * * *',
+    '@reboot',
+    '@every_minute',
+  ])('%j → null (shown as the expression)', (expression) => {
+    expect(describeSchedule(expression)).toBeNull();
+  });
 });
 
 describe('schedules', () => {
@@ -71,8 +80,20 @@ describe('schedules', () => {
   });
 
   it('derives the key, display name and defaults of an entry', () => {
-    expect(cronSpec({ schedule: '0 3 * * *', flow: 'sync' })).toEqual({ key: 'sync:0 3 * * *', name: 'sync', flow: 'sync', schedule: '0 3 * * *', timezone: 'UTC', shops: 'global', input: {} });
-    expect(cronSpec({ name: 'Nightly', schedule: '0 3 * * *', flow: 'sync', shops: 'all', input: { a: 1 } })).toMatchObject({ name: 'Nightly', shops: 'all', input: { a: 1 } });
+    expect(cronSpec({ schedule: '0 3 * * *', flow: 'sync' })).toEqual({
+      key: 'sync:0 3 * * *',
+      name: 'sync',
+      flow: 'sync',
+      schedule: '0 3 * * *',
+      timezone: 'UTC',
+      shops: 'global',
+      input: {},
+    });
+    expect(cronSpec({ name: 'Nightly', schedule: '0 3 * * *', flow: 'sync', shops: 'all', input: { a: 1 } })).toMatchObject({
+      name: 'Nightly',
+      shops: 'all',
+      input: { a: 1 },
+    });
   });
 
   it('targets shops by mode', () => {

@@ -65,7 +65,12 @@ describeEngines('cron exactly-once across schedulers', (get, kind) => {
             appHandles: [app],
             shops: installations,
             // The dispatch function over this scheduler's own pool (as runtime.dispatch is in its own process).
-            dispatch: createDispatcher({ db, registry: t.runtime.registry, config: t.runtime.config, appHandles: t.runtime.platform.apps.map((a) => a.handle) }),
+            dispatch: createDispatcher({
+              db,
+              registry: t.runtime.registry,
+              config: t.runtime.config,
+              appHandles: t.runtime.platform.apps.map((a) => a.handle),
+            }),
             logger: silentLogger(),
           },
           { id: `s${i}`, catchUpMs: 0, concurrency: 4 },
@@ -77,7 +82,8 @@ describeEngines('cron exactly-once across schedulers', (get, kind) => {
     // time, so the three reach the same claims at different moments.
     const drive = async (s: CronScheduler) => {
       const summaries: TickSummary[] = [await s.tick(new Date(T0))];
-      for (let second = 1; second <= JITTERED; second++) summaries.push(await s.tick(new Date(T0 + second * 1000 + Math.floor(Math.random() * 900))));
+      for (let second = 1; second <= JITTERED; second++)
+        summaries.push(await s.tick(new Date(T0 + second * 1000 + Math.floor(Math.random() * 900))));
       return summaries;
     };
     const results = await Promise.all(schedulers.map(drive));
@@ -89,7 +95,8 @@ describeEngines('cron exactly-once across schedulers', (get, kind) => {
       summaries.forEach((summary, i) => results[i]!.push(summary));
     }
 
-    const fireTimes = (schedule: string) => new Cron(schedule, { paused: true }).nextRuns(SECONDS, new Date(T0)).filter((d) => d.getTime() <= T0 + SECONDS * 1000);
+    const fireTimes = (schedule: string) =>
+      new Cron(schedule, { paused: true }).nextRuns(SECONDS, new Date(T0)).filter((d) => d.getTime() <= T0 + SECONDS * 1000);
     const expected = CRONS.reduce((sum, c, i) => sum + fireTimes(c.schedule).length * SHOPS_PER_CRON[i]!, 0);
     expect(expected).toBe(300 + 150 * 3 + 100 * 2 + 60);
 
@@ -127,6 +134,8 @@ describeEngines('cron exactly-once across schedulers', (get, kind) => {
       }
     }
     const won = results.map((summaries) => summaries.reduce((sum, s) => sum + s.dispatched, 0));
-    console.info(`[${kind}] dispatches won per scheduler: ${won.join(', ')} (of ${expected}); claims lost at the insert: ${total('lostRaces')}`);
+    console.info(
+      `[${kind}] dispatches won per scheduler: ${won.join(', ')} (of ${expected}); claims lost at the insert: ${total('lostRaces')}`,
+    );
   });
 });

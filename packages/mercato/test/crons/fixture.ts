@@ -15,7 +15,12 @@ export const S4 = 'not-installed.myshopify.com';
 const app = defineApp();
 export const instance = app.defineConfig({
   flows: {
-    report: app.defineFlow({ name: 'report', input: z.object({ kind: z.string().default('daily') }), concurrency: null, run: async () => 'ok' }),
+    report: app.defineFlow({
+      name: 'report',
+      input: z.object({ kind: z.string().default('daily') }),
+      concurrency: null,
+      run: async () => 'ok',
+    }),
     sync: app.defineFlow({ name: 'sync', input: z.object({}), concurrency: null, run: async () => 'ok' }),
     limited: app.defineFlow({ name: 'limited', input: z.object({}), concurrency: 1, run: async () => 'ok' }),
     strict: app.defineFlow({ name: 'strict', input: z.object({ n: z.number() }), concurrency: null, run: async () => 'ok' }),
@@ -49,7 +54,9 @@ export async function runsOf(db: Database): Promise<RunGroup[]>;
 export async function runsOf(db: Database, flow: string, shop: string | null): Promise<number>;
 export async function runsOf(db: Database, flow?: string, shop?: string | null): Promise<RunGroup[] | number> {
   if (flow !== undefined) {
-    const [row] = await db.query<{ n: number }>(sql`select count(*)::int as n from runs where flow_name = ${flow} and shop is not distinct from ${shop ?? null}`);
+    const [row] = await db.query<{ n: number }>(
+      sql`select count(*)::int as n from runs where flow_name = ${flow} and shop is not distinct from ${shop ?? null}`,
+    );
     return row!.n;
   }
   return db.query<RunGroup>(sql`

@@ -22,7 +22,14 @@ describe.skipIf(!process.env.DATABASE_URL)('cron exactly-once with real schedule
   function start(): Promise<void> {
     const child = spawn(process.execPath, [BIN, 'start', '--config', FIXTURE, '--port', '0'], {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', DATABASE_URL: tdb.url, PLATFORM_API_KEY: TEST_API_KEY, PLATFORM_API_SECRET: TEST_API_SECRET },
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: tdb.url,
+        PLATFORM_API_KEY: TEST_API_KEY,
+        PLATFORM_API_SECRET: TEST_API_SECRET,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -68,17 +75,23 @@ describe.skipIf(!process.env.DATABASE_URL)('cron exactly-once with real schedule
       sql`select count(*)::int as n, count(*) filter (where id in (select run_id from cron_ticks))::int as linked from runs where trigger = 'cron'`,
     );
     // Gaps are checked once all three run (before that, one process starting under load may stall past a fire time).
-    const times = (key: string) => ticks.filter((r) => r.cron_key === key && Date.parse(r.fire_at) > allUp).map((r) => Date.parse(r.fire_at));
+    const times = (key: string) =>
+      ticks.filter((r) => r.cron_key === key && Date.parse(r.fire_at) > allUp).map((r) => Date.parse(r.fire_at));
     const everySecond = times('tick:* * * * * *');
     const everyTwo = times('tick:*/2 * * * * *');
     const context = JSON.stringify({ ticks, output: children.map((c) => c.output()) }).slice(0, 4000);
 
     expect(everySecond.length, context).toBeGreaterThanOrEqual(3);
-    expect(ticks.every((r) => r.status === 'dispatched' && r.run_id !== null), context).toBe(true);
+    expect(
+      ticks.every((r) => r.status === 'dispatched' && r.run_id !== null),
+      context,
+    ).toBe(true);
     expect(runs, context).toEqual({ n: ticks.length, linked: ticks.length });
     // Consecutive fire times, each once (the primary key forbids a second row; no gaps means none was lost).
     everySecond.slice(1).forEach((t, i) => expect(t - everySecond[i]!, context).toBe(1000));
     everyTwo.slice(1).forEach((t, i) => expect(t - everyTwo[i]!, context).toBe(2000));
-    console.info(`cron ticks claimed per process: ${JSON.stringify(Object.fromEntries([...new Set(ticks.map((r) => r.scheduler_id))].map((id) => [id, ticks.filter((r) => r.scheduler_id === id).length])))}`);
+    console.info(
+      `cron ticks claimed per process: ${JSON.stringify(Object.fromEntries([...new Set(ticks.map((r) => r.scheduler_id))].map((id) => [id, ticks.filter((r) => r.scheduler_id === id).length])))}`,
+    );
   });
 });

@@ -69,7 +69,16 @@ describeEngines('cron scheduler', (get) => {
     ]);
     // S4 is listed but not installed: skipped, recorded and logged once.
     const skipped = (await ticksOf(get().db)).filter((r) => r.status !== 'dispatched');
-    expect(skipped).toEqual([{ shop: S4, cronKey: `sync:*/2 * * * *`, fireAt: '2030-01-01T10:00:00.000Z', status: 'skipped', reason: 'not_installed', hasRun: false }]);
+    expect(skipped).toEqual([
+      {
+        shop: S4,
+        cronKey: `sync:*/2 * * * *`,
+        fireAt: '2030-01-01T10:00:00.000Z',
+        status: 'skipped',
+        reason: 'not_installed',
+        hasRun: false,
+      },
+    ]);
     expect(logsMatching('no active installation')).toHaveLength(1);
     expect(logsMatching('no active installation')[0]).toMatchObject({ level: 40, shop: S4 });
     expect(logsMatching('cron fired')).toHaveLength(6);
@@ -85,14 +94,32 @@ describeEngines('cron scheduler', (get) => {
   it('fires a global cron once per configured app, and the other modes per app installation', async () => {
     installations.set('second', [S1]);
     // a dispatcher of a two-app config (the dispatcher refuses a run under an app handle it does not know)
-    const dispatch = createDispatcher({ db: get().db, registry: t.runtime.registry, config: t.runtime.config, appHandles: [app, 'second'] });
-    const s = scheduler([{ schedule: '0 * * * *', flow: 'report' }, { schedule: '0 * * * *', flow: 'sync', shops: 'all' }], { appHandles: [app, 'second'], dispatch });
+    const dispatch = createDispatcher({
+      db: get().db,
+      registry: t.runtime.registry,
+      config: t.runtime.config,
+      appHandles: [app, 'second'],
+    });
+    const s = scheduler(
+      [
+        { schedule: '0 * * * *', flow: 'report' },
+        { schedule: '0 * * * *', flow: 'sync', shops: 'all' },
+      ],
+      { appHandles: [app, 'second'], dispatch },
+    );
     expect((await s.tick(at('10:20:00'))).dispatched).toBe(2 + 3 + 1);
     const rows = await get().db.query<{ app_handle: string; shop: string | null; n: number }>(
       sql`select app_handle, shop, count(*)::int as n from runs group by app_handle, shop`,
     );
     const counts = Object.fromEntries(rows.map((r) => [`${r.app_handle} ${r.shop}`, r.n]));
-    expect(counts).toEqual({ [`${app} null`]: 1, [`${app} ${S1}`]: 1, [`${app} ${S2}`]: 1, [`${app} ${S3}`]: 1, 'second null': 1, [`second ${S1}`]: 1 });
+    expect(counts).toEqual({
+      [`${app} null`]: 1,
+      [`${app} ${S1}`]: 1,
+      [`${app} ${S2}`]: 1,
+      [`${app} ${S3}`]: 1,
+      'second null': 1,
+      [`second ${S1}`]: 1,
+    });
   });
 
   it('a per-shop override skips that shop; the app-level override skips a global cron; enabling again resumes', async () => {
@@ -127,7 +154,9 @@ describeEngines('cron scheduler', (get) => {
     expect(await s.tick(at('10:00:00'))).toMatchObject({ dispatched: 1, conflicts: 1, errors: 0 });
     const conflict = (await ticksOf(get().db)).find((r) => r.status === 'conflict');
     expect(conflict).toMatchObject({ shop: S1, hasRun: true });
-    const [row] = await get().db.query<{ run_id: string; reason: string }>(sql`select run_id, reason from cron_ticks where status = 'conflict'`);
+    const [row] = await get().db.query<{ run_id: string; reason: string }>(
+      sql`select run_id, reason from cron_ticks where status = 'conflict'`,
+    );
     expect(row!.run_id).toBe(active.runId);
     expect(row!.reason).toMatch(/already has 1 active run/);
     expect(logsMatching('cron tick not dispatched')).toHaveLength(1);

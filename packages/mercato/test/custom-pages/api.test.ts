@@ -27,7 +27,14 @@ const reports = app.defineCustomPage({
   loaders: {
     summary: {
       input: z.object({ days: z.number().int().min(1).max(90).default(7), region: z.enum(['eu', 'us']).optional() }),
-      run: (ctx, input) => ({ shop: ctx.shop, appHandle: ctx.appHandle, page: ctx.page, days: input.days, region: input.region ?? null, hasSignal: ctx.signal instanceof AbortSignal }),
+      run: (ctx, input) => ({
+        shop: ctx.shop,
+        appHandle: ctx.appHandle,
+        page: ctx.page,
+        days: input.days,
+        region: input.region ?? null,
+        hasSignal: ctx.signal instanceof AbortSignal,
+      }),
     },
     nothing: { run: (_ctx, input) => ({ inputWasUndefined: input === undefined }) },
     empty: { run: () => undefined },
@@ -43,10 +50,14 @@ const reports = app.defineCustomPage({
       timeout: 100,
       run: (ctx) =>
         new Promise((resolve) => {
-          ctx.signal.addEventListener('abort', () => {
-            slowAborted = true;
-            resolve('aborted');
-          }, { once: true });
+          ctx.signal.addEventListener(
+            'abort',
+            () => {
+              slowAborted = true;
+              resolve('aborted');
+            },
+            { once: true },
+          );
         }),
     },
   },
@@ -62,15 +73,18 @@ const broken = defineCustomPage({
   loaders: { any: { run: () => 1 } },
 });
 
-const enabled = app.defineConfig({ flows, experimental: { customPages: true, pages: { reports, help: everyone, internal: hidden, broken } } });
+const enabled = app.defineConfig({
+  flows,
+  experimental: { customPages: true, pages: { reports, help: everyone, internal: hidden, broken } },
+});
 const disabled = app.defineConfig({ flows, experimental: { customPages: false } });
-
 
 describeEngines('custom pages API', (get) => {
   let t: TestRuntime;
   const lines: string[] = [];
   const logs = () => lines.map((l) => JSON.parse(l));
-  const rpc = (path: string, body: unknown, shop = SHOP) => t.api(`/api/pages/custom/${path}`, { method: 'POST', shop, json: body }).then(json);
+  const rpc = (path: string, body: unknown, shop = SHOP) =>
+    t.api(`/api/pages/custom/${path}`, { method: 'POST', shop, json: body }).then(json);
 
   beforeAll(async () => {
     const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
@@ -91,7 +105,13 @@ describeEngines('custom pages API', (get) => {
       status: 200,
       body: {
         pages: [
-          { key: 'reports', title: 'Sales report', path: '/reports/sales', loaders: ['summary', 'nothing', 'empty'], actions: ['addNote', 'explode', 'bigint', 'slow'] },
+          {
+            key: 'reports',
+            title: 'Sales report',
+            path: '/reports/sales',
+            loaders: ['summary', 'nothing', 'empty'],
+            actions: ['addNote', 'explode', 'bigint', 'slow'],
+          },
           { key: 'help', title: 'Help', path: '/help', loaders: ['faq'], actions: [] },
           { key: 'internal', title: 'Internal', path: '/internal', loaders: [], actions: [] },
         ],
@@ -129,7 +149,10 @@ describeEngines('custom pages API', (get) => {
       status: 200,
       body: { result: { shop: SHOP, appHandle: 'default', page: 'reports', days: 7, region: 'eu', hasSignal: true } },
     });
-    expect(await rpc('reports/_rpc/loader/summary', { input: { days: 30 } })).toMatchObject({ status: 200, body: { result: { days: 30, region: null } } });
+    expect(await rpc('reports/_rpc/loader/summary', { input: { days: 30 } })).toMatchObject({
+      status: 200,
+      body: { result: { days: 30, region: null } },
+    });
     // no schema: input passed as given; a missing input is undefined; an undefined result is null
     expect(await rpc('reports/_rpc/loader/nothing', {})).toEqual({ status: 200, body: { result: { inputWasUndefined: true } } });
     expect(await rpc('reports/_rpc/loader/empty', { input: 1 })).toEqual({ status: 200, body: { result: null } });
@@ -166,13 +189,25 @@ describeEngines('custom pages API', (get) => {
   it('the body must be a JSON object with only input: 400 naming the field', async () => {
     expect(await rpc('reports/_rpc/loader/summary', [1])).toEqual({
       status: 400,
-      body: { error: 'Body must be a JSON object: { "input": … }', field: 'body', issues: [{ path: '', message: 'must be a JSON object', code: 'invalid_type' }] },
+      body: {
+        error: 'Body must be a JSON object: { "input": … }',
+        field: 'body',
+        issues: [{ path: '', message: 'must be a JSON object', code: 'invalid_type' }],
+      },
     });
     expect(await rpc('reports/_rpc/loader/summary', { input: {}, inputs: {} })).toEqual({
       status: 400,
-      body: { error: 'inputs: unknown field', field: 'inputs', issues: [{ path: 'inputs', message: 'unknown field', code: 'unrecognized_keys' }] },
+      body: {
+        error: 'inputs: unknown field',
+        field: 'inputs',
+        issues: [{ path: 'inputs', message: 'unknown field', code: 'unrecognized_keys' }],
+      },
     });
-    const notJson = await t.api('/api/pages/custom/reports/_rpc/loader/summary', { method: 'POST', body: '{', headers: { 'content-type': 'application/json' } });
+    const notJson = await t.api('/api/pages/custom/reports/_rpc/loader/summary', {
+      method: 'POST',
+      body: '{',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(await json(notJson)).toEqual({ status: 400, body: { error: 'Request body must be JSON' } });
   });
 
@@ -192,14 +227,24 @@ describeEngines('custom pages API', (get) => {
   });
 
   it('a thrown error is logged with the request id and answered with a generic 500', async () => {
-    const res = await t.api('/api/pages/custom/reports/_rpc/action/explode', { method: 'POST', json: { input: {} }, headers: { 'x-request-id': 'req-explode-1' } });
+    const res = await t.api('/api/pages/custom/reports/_rpc/action/explode', {
+      method: 'POST',
+      json: { input: {} },
+      headers: { 'x-request-id': 'req-explode-1' },
+    });
     expect(res.status).toBe(500);
     const text = await res.text();
     expect(JSON.parse(text)).toEqual({ error: 'Internal server error', requestId: 'req-explode-1' });
     expect(text).not.toContain('hunter2');
     const logged = logs().filter((l) => l.requestId === 'req-explode-1' && l.level === 50);
     expect(logged).toHaveLength(1);
-    expect(logged[0]).toMatchObject({ msg: 'custom page action failed', customPage: 'reports', kind: 'action', name: 'explode', err: { message: expect.stringContaining('hunter2') } });
+    expect(logged[0]).toMatchObject({
+      msg: 'custom page action failed',
+      customPage: 'reports',
+      kind: 'action',
+      name: 'explode',
+      err: { message: expect.stringContaining('hunter2') },
+    });
   });
 
   it('a result that is not JSON-serialisable is a logged generic 500', async () => {
@@ -251,7 +296,10 @@ describe('custom pages and the five page keys', () => {
     try {
       expect((await t.api('/api/flows')).status).toBe(404);
       expect(await json(await t.api('/api/pages/custom'))).toMatchObject({ status: 200, body: { pages: [{ key: 'help' }] } });
-      expect(await json(await t.api('/api/pages/custom/help/_rpc/loader/faq', { method: 'POST', json: { input: null } }))).toEqual({ status: 200, body: { result: ['a', 'b'] } });
+      expect(await json(await t.api('/api/pages/custom/help/_rpc/loader/faq', { method: 'POST', json: { input: null } }))).toEqual({
+        status: 200,
+        body: { result: ['a', 'b'] },
+      });
     } finally {
       await t.close();
       await db.drop();

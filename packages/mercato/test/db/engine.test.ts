@@ -47,8 +47,12 @@ describeEngines('database engine', (get, kind) => {
     const [run] = await db.query<{ id: string }>(
       sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy) values ('a', 's.myshopify.com', 'f', 'api', '{}', '{}') returning id`,
     );
-    await db.query(sql`insert into steps (run_id, name, app_handle, shop, status, attempt) values (${run.id}, 'one', 'a', 's.myshopify.com', 'completed', 1)`);
-    await db.query(sql`insert into logs (run_id, app_handle, shop, level, message, attempt) values (${run.id}, 'a', 's.myshopify.com', 'info', 'hi', 1)`);
+    await db.query(
+      sql`insert into steps (run_id, name, app_handle, shop, status, attempt) values (${run.id}, 'one', 'a', 's.myshopify.com', 'completed', 1)`,
+    );
+    await db.query(
+      sql`insert into logs (run_id, app_handle, shop, level, message, attempt) values (${run.id}, 'a', 's.myshopify.com', 'info', 'hi', 1)`,
+    );
     await db.query(sql`delete from runs where id = ${run.id}`);
     const [{ steps }] = await db.query<{ steps: number }>(sql`select count(*)::int as steps from steps`);
     const [{ logs }] = await db.query<{ logs: number }>(sql`select count(*)::int as logs from logs`);
@@ -90,26 +94,31 @@ describeEngines('database engine', (get, kind) => {
   it('rejects a run status outside the six states', async () => {
     const { db } = get();
     await expect(
-      db.query(sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status) values ('a', null, 'f', 'api', '{}', '{}', 'paused')`),
+      db.query(
+        sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status) values ('a', null, 'f', 'api', '{}', '{}', 'paused')`,
+      ),
     ).rejects.toThrow(/runs_status_check/);
   });
 });
 
 describe('migrator', () => {
-  it.skipIf(!testEngines().includes('postgres'))('applies migrations exactly once when three connection pools migrate the same database at the same time [postgres]', async () => {
-    const test = await createTestDatabase('postgres', { migrate: false });
-    try {
-      const others = await Promise.all([1, 2].map(() => openDatabase({ url: test.url, poolSize: 2 })));
-      const results = await Promise.all([test.db, ...others].map((db) => migrate(db)));
-      for (const db of others) await db.close();
-      // the advisory lock lets one migrator apply everything; the others wait for it and find nothing left to do
-      expect(results.map((r) => r.applied.length).sort((a, b) => a - b)).toEqual([0, 0, loadMigrations().length]);
-      const [{ n }] = await test.db.query<{ n: number }>(sql`select count(*)::int as n from mercato_migrations`);
-      expect(n).toBe(loadMigrations().length);
-    } finally {
-      await test.drop();
-    }
-  });
+  it.skipIf(!testEngines().includes('postgres'))(
+    'applies migrations exactly once when three connection pools migrate the same database at the same time [postgres]',
+    async () => {
+      const test = await createTestDatabase('postgres', { migrate: false });
+      try {
+        const others = await Promise.all([1, 2].map(() => openDatabase({ url: test.url, poolSize: 2 })));
+        const results = await Promise.all([test.db, ...others].map((db) => migrate(db)));
+        for (const db of others) await db.close();
+        // the advisory lock lets one migrator apply everything; the others wait for it and find nothing left to do
+        expect(results.map((r) => r.applied.length).sort((a, b) => a - b)).toEqual([0, 0, loadMigrations().length]);
+        const [{ n }] = await test.db.query<{ n: number }>(sql`select count(*)::int as n from mercato_migrations`);
+        expect(n).toBe(loadMigrations().length);
+      } finally {
+        await test.drop();
+      }
+    },
+  );
 
   // PGlite is one session in one process: it cannot show several processes racing (see the [postgres] test). What it
   // can show is that concurrent migrate() calls on one database (its transactions take turns) apply each migration once.
@@ -141,7 +150,9 @@ describe('migrator', () => {
     try {
       const first = await openDatabase({ dataDir: join(dir, 'db') });
       await migrate(first);
-      await first.query(sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy) values ('a', null, 'f', 'api', '{}', '{}')`);
+      await first.query(
+        sql`insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy) values ('a', null, 'f', 'api', '{}', '{}')`,
+      );
       await first.close();
       const second = await openDatabase({ dataDir: join(dir, 'db') });
       const [{ n }] = await second.query<{ n: number }>(sql`select count(*)::int as n from runs`);

@@ -3,7 +3,14 @@ import { createPreviewRouter } from '../../src/dev/preview.ts';
 import { verifySessionToken } from '../../src/http/session-token.ts';
 
 const app = { handle: 'default', apiKey: 'key', apiSecret: 'secret', appUrl: null };
-const platform = { mode: 'single' as const, apps: [app], scopes: null, apiVersion: '2026-10', byApiKey: (k: string) => (k === 'key' ? app : undefined), byHandle: (h: string) => (h === 'default' ? app : undefined) };
+const platform = {
+  mode: 'single' as const,
+  apps: [app],
+  scopes: null,
+  apiVersion: '2026-10',
+  byApiKey: (k: string) => (k === 'key' ? app : undefined),
+  byHandle: (h: string) => (h === 'default' ? app : undefined),
+};
 
 describe('admin preview', () => {
   it('mints a session token the admin API accepts for the chosen shop', async () => {
@@ -20,7 +27,11 @@ describe('admin preview', () => {
     const router = createPreviewRouter({ platform, shops: () => [], isProduction: () => production });
     expect((await router.request('/shops')).status).toBe(200);
     production = true;
-    for (const [path, method] of [['/shops', 'GET'], ['/session-token', 'POST'], ['/', 'GET']]) {
+    for (const [path, method] of [
+      ['/shops', 'GET'],
+      ['/session-token', 'POST'],
+      ['/', 'GET'],
+    ]) {
       const res = await router.request(path, { method, body: method === 'POST' ? '{"shop":"a.myshopify.com"}' : undefined });
       expect(res.status).toBe(403);
     }

@@ -53,7 +53,9 @@ it('a listener that throws or rejects is reported and never reaches the emitter;
     throw new Error('async listener bug');
   });
   events.onAny((e) => void seen.push(e.type));
-  expect(() => events.emit('run.failed', { ...run, attempt: 1, durationMs: 5, error: 'boom', willRetry: false, retryInMs: null, step: null })).not.toThrow();
+  expect(() =>
+    events.emit('run.failed', { ...run, attempt: 1, durationMs: 5, error: 'boom', willRetry: false, retryInMs: null, step: null }),
+  ).not.toThrow();
   expect(seen).toEqual(['run.failed']);
   await new Promise((r) => setTimeout(r, 0));
   expect(reported.map((r) => (r.error as Error).message).sort()).toEqual(['async listener bug', 'sync listener bug']);
@@ -63,7 +65,13 @@ it('a listener that throws or rejects is reported and never reaches the emitter;
 it('errorMessage copes with anything thrown', () => {
   expect(errorMessage(new Error('x'))).toBe('x');
   expect(errorMessage('plain')).toBe('plain');
-  expect(errorMessage({ toString: () => { throw new Error('no'); } })).toBe('unknown error');
+  expect(
+    errorMessage({
+      toString: () => {
+        throw new Error('no');
+      },
+    }),
+  ).toBe('unknown error');
   expect(errorMessage('y'.repeat(900))).toHaveLength(500);
 });
 
@@ -86,8 +94,21 @@ it('pretty lines: colours only when asked, one line even for a multi-line error,
   expect(coloured).toContain('\x1b[32m✓\x1b[0m');
   expect(coloured).toContain('demo-shop.myshopify.com [default]');
   expect(coloured).toContain('http://localhost:3000/runs/r-1?preview-shop=demo-shop.myshopify.com&preview-app=default');
-  const failed: RuntimeEvent = { type: 'run.failed', at, ...run, shop: null, attempt: 3, durationMs: 20, error: 'line one\nline two', willRetry: false, retryInMs: null, step: 'charge' };
-  expect(plain(failed)).toBe('12:03:04 ✗ syncOrders failed after 3 attempts in step "charge": line one line two  (global)  20ms  http://localhost:3000/runs/r-1');
+  const failed: RuntimeEvent = {
+    type: 'run.failed',
+    at,
+    ...run,
+    shop: null,
+    attempt: 3,
+    durationMs: 20,
+    error: 'line one\nline two',
+    willRetry: false,
+    retryInMs: null,
+    step: 'charge',
+  };
+  expect(plain(failed)).toBe(
+    '12:03:04 ✗ syncOrders failed after 3 attempts in step "charge": line one line two  (global)  20ms  http://localhost:3000/runs/r-1',
+  );
   const noLinks = prettyRenderer({ color: false, previewLinks: true, showApp: false });
   expect(noLinks(completed)).toBe('12:03:04 ✓ syncOrders completed  demo-shop.myshopify.com  1.2s');
 });

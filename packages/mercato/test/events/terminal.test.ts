@@ -103,19 +103,32 @@ describeEngines('terminal events', (get) => {
     json.lines.length = 0;
   });
 
-  const dispatch = (flowName: string) => t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
+  const dispatch = (flowName: string) =>
+    t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
   const of = <T extends RuntimeEventType>(type: T, runId?: string) =>
     events.filter((e): e is RuntimeEventOf<T> => e.type === type && (runId === undefined || (e as { runId?: string }).runId === runId));
   const jsonOf = (runId: string) => json.lines.filter((l) => typeof l.event === 'string' && l.runId === runId);
   const prettyOf = (runId: string) => pretty.filter((l) => l.includes(runId));
   const settled = (runId: string, type: 'run.completed' | 'run.failed') =>
-    eventually(() => of(type, runId).find((e) => e.type !== 'run.failed' || !e.willRetry), { interval: 15, message: `${type} of ${runId}` });
+    eventually(() => of(type, runId).find((e) => e.type !== 'run.failed' || !e.willRetry), {
+      interval: 15,
+      message: `${type} of ${runId}`,
+    });
 
   it('a run that completes: dispatched, started, completed — as events, pretty lines with the run link, and JSON lines at info', async () => {
     const runId = await dispatch('syncOrders');
     await settled(runId, 'run.completed');
     expect(of('run.dispatched', runId)).toEqual([
-      expect.objectContaining({ type: 'run.dispatched', runId, flow: 'syncOrders', shop: SHOP, app: 'default', trigger: 'api', parentRunId: null, at: expect.any(Date) }),
+      expect.objectContaining({
+        type: 'run.dispatched',
+        runId,
+        flow: 'syncOrders',
+        shop: SHOP,
+        app: 'default',
+        trigger: 'api',
+        parentRunId: null,
+        at: expect.any(Date),
+      }),
     ]);
     expect(of('run.started', runId)).toEqual([expect.objectContaining({ runId, flow: 'syncOrders', shop: SHOP, attempt: 1 })]);
     const [completed] = of('run.completed', runId);
@@ -126,7 +139,9 @@ describeEngines('terminal events', (get) => {
     // the dispatcher and the worker report on their own: the dispatch line is not guaranteed to come first
     const lines = prettyOf(runId);
     expect(lines).toHaveLength(3);
-    expect(lines.find((l) => l.includes(' → '))).toMatch(new RegExp(`^${TIME} → syncOrders dispatched  ${esc(SHOP)}  via api  ${runLink(runId)}$`));
+    expect(lines.find((l) => l.includes(' → '))).toMatch(
+      new RegExp(`^${TIME} → syncOrders dispatched  ${esc(SHOP)}  via api  ${runLink(runId)}$`),
+    );
     expect(lines.at(-2)).toMatch(new RegExp(`^${TIME} ▶ syncOrders started  ${esc(SHOP)}  ${runLink(runId)}$`));
     expect(lines.at(-1)).toMatch(new RegExp(`^${TIME} ✓ syncOrders completed  ${esc(SHOP)}  ${DURATION}  ${runLink(runId)}$`));
     expect(lines.join('\n')).not.toContain('\x1b[');
@@ -134,8 +149,22 @@ describeEngines('terminal events', (get) => {
     const logged = jsonOf(runId);
     expect(logged.map((l) => l.event).sort()).toEqual(['run.completed', 'run.dispatched', 'run.started']);
     expect(logged.every((l) => l.level === 30 && l.name === 'mercato' && typeof l.time === 'number')).toBe(true);
-    expect(logged.find((l) => l.event === 'run.dispatched')).toMatchObject({ msg: 'run dispatched', runId, flow: 'syncOrders', trigger: 'api', parentRunId: null });
-    expect(logged.at(-1)).toMatchObject({ event: 'run.completed', msg: 'run completed', runId, flow: 'syncOrders', shop: SHOP, app: 'default', attempt: 1 });
+    expect(logged.find((l) => l.event === 'run.dispatched')).toMatchObject({
+      msg: 'run dispatched',
+      runId,
+      flow: 'syncOrders',
+      trigger: 'api',
+      parentRunId: null,
+    });
+    expect(logged.at(-1)).toMatchObject({
+      event: 'run.completed',
+      msg: 'run completed',
+      runId,
+      flow: 'syncOrders',
+      shop: SHOP,
+      app: 'default',
+      attempt: 1,
+    });
     expect(typeof logged.at(-1)!.durationMs).toBe('number');
   });
 
@@ -143,9 +172,19 @@ describeEngines('terminal events', (get) => {
     const runId = await dispatch('flakyStep');
     await settled(runId, 'run.completed');
     const [retried] = of('step.retried', runId);
-    expect(retried).toMatchObject({ runId, flow: 'flakyStep', step: 'fetch', attempt: 1, nextAttempt: 2, error: 'platform answered 502', retryInMs: 60 });
+    expect(retried).toMatchObject({
+      runId,
+      flow: 'flakyStep',
+      step: 'fetch',
+      attempt: 1,
+      nextAttempt: 2,
+      error: 'platform answered 502',
+      retryInMs: 60,
+    });
     expect(retried!.nextTryAt.getTime() - retried!.at.getTime()).toBeGreaterThanOrEqual(55);
-    expect(of('run.failed', runId)).toEqual([expect.objectContaining({ attempt: 1, willRetry: true, retryInMs: 60, step: 'fetch', error: 'platform answered 502' })]);
+    expect(of('run.failed', runId)).toEqual([
+      expect.objectContaining({ attempt: 1, willRetry: true, retryInMs: 60, step: 'fetch', error: 'platform answered 502' }),
+    ]);
     expect(of('run.started', runId).map((e) => e.attempt)).toEqual([1, 2]);
     expect(of('run.completed', runId)).toEqual([expect.objectContaining({ attempt: 2 })]);
     // the order of the worker's events
@@ -160,7 +199,11 @@ describeEngines('terminal events', (get) => {
     const lines = prettyOf(runId).filter((l) => !l.includes(' → '));
     // the retrying run.failed has no line of its own: the step line tells it
     expect(lines).toHaveLength(4);
-    expect(lines[1]).toMatch(new RegExp(`^${TIME} ↻ flakyStep step "fetch" retried \\(attempt 2\\): platform answered 502 — next try in 60ms  ${esc(SHOP)}  ${runLink(runId)}$`));
+    expect(lines[1]).toMatch(
+      new RegExp(
+        `^${TIME} ↻ flakyStep step "fetch" retried \\(attempt 2\\): platform answered 502 — next try in 60ms  ${esc(SHOP)}  ${runLink(runId)}$`,
+      ),
+    );
     expect(lines[2]).toMatch(new RegExp(`^${TIME} ▶ flakyStep started \\(attempt 2\\)  `));
     expect(lines[3]).toMatch(new RegExp(`^${TIME} ✓ flakyStep completed  `));
 
@@ -172,7 +215,14 @@ describeEngines('terminal events', (get) => {
       ['run.started', 30],
       ['run.completed', 30],
     ]);
-    expect(logged[1]).toMatchObject({ msg: 'step retried', step: 'fetch', attempt: 1, nextAttempt: 2, retryInMs: 60, error: 'platform answered 502' });
+    expect(logged[1]).toMatchObject({
+      msg: 'step retried',
+      step: 'fetch',
+      attempt: 1,
+      nextAttempt: 2,
+      retryInMs: 60,
+      error: 'platform answered 502',
+    });
     expect(new Date(logged[1]!.nextTryAt).toISOString()).toBe(logged[1]!.nextTryAt);
   });
 
@@ -180,8 +230,12 @@ describeEngines('terminal events', (get) => {
     const runId = await dispatch('flakyFlow');
     await settled(runId, 'run.completed');
     expect(of('step.retried', runId)).toEqual([]);
-    expect(of('run.failed', runId)).toEqual([expect.objectContaining({ attempt: 1, willRetry: true, retryInMs: 40, step: null, error: 'not yet' })]);
-    expect(prettyOf(runId).find((l) => l.includes('✗'))).toMatch(new RegExp(`^${TIME} ✗ flakyFlow attempt 1 failed: not yet — next try in 40ms  ${esc(SHOP)}  ${runLink(runId)}$`));
+    expect(of('run.failed', runId)).toEqual([
+      expect.objectContaining({ attempt: 1, willRetry: true, retryInMs: 40, step: null, error: 'not yet' }),
+    ]);
+    expect(prettyOf(runId).find((l) => l.includes('✗'))).toMatch(
+      new RegExp(`^${TIME} ✗ flakyFlow attempt 1 failed: not yet — next try in 40ms  ${esc(SHOP)}  ${runLink(runId)}$`),
+    );
   });
 
   it('a run that fails for good: run.failed with willRetry false, a red-cross line, an error-level JSON line', async () => {
@@ -189,10 +243,19 @@ describeEngines('terminal events', (get) => {
     await settled(runId, 'run.failed');
     expect((await waitForRun(get().db, runId)).status).toBe('failed');
     expect(of('run.failed', runId)).toEqual([
-      expect.objectContaining({ flow: 'broken', attempt: 1, willRetry: false, retryInMs: null, step: 'charge', error: 'card declined\nby the bank' }),
+      expect.objectContaining({
+        flow: 'broken',
+        attempt: 1,
+        willRetry: false,
+        retryInMs: null,
+        step: 'charge',
+        error: 'card declined\nby the bank',
+      }),
     ]);
     expect(of('step.retried', runId)).toEqual([]);
-    expect(prettyOf(runId).at(-1)).toMatch(new RegExp(`^${TIME} ✗ broken failed in step "charge": card declined by the bank  ${esc(SHOP)}  ${DURATION}  ${runLink(runId)}$`));
+    expect(prettyOf(runId).at(-1)).toMatch(
+      new RegExp(`^${TIME} ✗ broken failed in step "charge": card declined by the bank  ${esc(SHOP)}  ${DURATION}  ${runLink(runId)}$`),
+    );
     const failed = jsonOf(runId).find((l) => l.event === 'run.failed');
     expect(failed).toMatchObject({ level: 50, msg: 'run failed', willRetry: false, step: 'charge', error: 'card declined\nby the bank' });
   });
@@ -216,7 +279,15 @@ describeEngines('terminal events', (get) => {
     const { runId } = (await first.json()) as { runId: string };
     await settled(runId, 'run.completed');
     expect(of('webhook.received')).toEqual([
-      expect.objectContaining({ topic: 'orders/create', shop: SHOP, app: 'default', webhookId: 'wh-terminal-1', duplicate: false, handled: true, runId }),
+      expect.objectContaining({
+        topic: 'orders/create',
+        shop: SHOP,
+        app: 'default',
+        webhookId: 'wh-terminal-1',
+        duplicate: false,
+        handled: true,
+        runId,
+      }),
     ]);
     expect(of('run.dispatched', runId)).toEqual([expect.objectContaining({ flow: 'webhook:orders/create', trigger: 'webhook' })]);
     expect((await (await post()).json()) as object).toMatchObject({ duplicate: true });
@@ -229,7 +300,11 @@ describeEngines('terminal events', (get) => {
     expect(hooks[0]).toMatch(new RegExp(`^${TIME} ⇢ webhook orders/create from ${esc(SHOP)}  ${runLink(runId)}$`));
     expect(hooks[1]).toMatch(new RegExp(`^${TIME} ⇢ webhook orders/create from ${esc(SHOP)}  duplicate, ignored$`));
     // the webhook's dispatch has no line of its own; its run's start and end do (the webhook line may come first or not)
-    expect(prettyOf(runId).map((l) => l.split(' ')[1]).sort()).toEqual(['⇢', '▶', '✓'].sort());
+    expect(
+      prettyOf(runId)
+        .map((l) => l.split(' ')[1])
+        .sort(),
+    ).toEqual(['⇢', '▶', '✓'].sort());
     expect(json.lines.filter((l) => l.event === 'webhook.received').map((l) => [l.level, l.duplicate, l.webhookId])).toEqual([
       [30, false, 'wh-terminal-1'],
       [30, true, 'wh-terminal-1'],
@@ -249,9 +324,16 @@ describeEngines('terminal events', (get) => {
       const hh = String(fired.scheduledAt.getHours()).padStart(2, '0');
       const mm = String(fired.scheduledAt.getMinutes()).padStart(2, '0');
       expect(pretty.find((l) => l.includes('⏰'))).toMatch(
-        new RegExp(`^${TIME} ⏰ cron report:\\* \\* \\* \\* \\* → report  ${esc(SHOP)}  scheduled ${hh}:${mm}:00  ${runLink(fired.runId)}$`),
+        new RegExp(
+          `^${TIME} ⏰ cron report:\\* \\* \\* \\* \\* → report  ${esc(SHOP)}  scheduled ${hh}:${mm}:00  ${runLink(fired.runId)}$`,
+        ),
       );
-      expect(json.lines.find((l) => l.event === 'cron.fired')).toMatchObject({ level: 30, cron: 'report:* * * * *', runId: fired.runId, scheduledAt: fired.scheduledAt.toISOString() });
+      expect(json.lines.find((l) => l.event === 'cron.fired')).toMatchObject({
+        level: 30,
+        cron: 'report:* * * * *',
+        runId: fired.runId,
+        scheduledAt: fired.scheduledAt.toISOString(),
+      });
     } finally {
       await scheduler.stop();
     }
@@ -279,15 +361,31 @@ describeEngines('terminal events', (get) => {
 
     const calls = of('mcp.call');
     expect(calls).toEqual([
-      expect.objectContaining({ method: 'tools/call', name: 'service.flows.run', tokenId: token.id, app: 'default', shop: SHOP, status: 'ok', error: null }),
-      expect.objectContaining({ method: 'tools/call', name: 'no.such.tool', tokenId: token.id, status: 'error', error: 'Unknown tool: no.such.tool' }),
+      expect.objectContaining({
+        method: 'tools/call',
+        name: 'service.flows.run',
+        tokenId: token.id,
+        app: 'default',
+        shop: SHOP,
+        status: 'ok',
+        error: null,
+      }),
+      expect.objectContaining({
+        method: 'tools/call',
+        name: 'no.such.tool',
+        tokenId: token.id,
+        status: 'error',
+        error: 'Unknown tool: no.such.tool',
+      }),
     ]);
     expect(calls.every((c) => c.durationMs >= 0)).toBe(true);
     expect(of('run.dispatched', runId)).toEqual([expect.objectContaining({ trigger: 'mcp', flow: 'syncOrders' })]);
 
     const lines = pretty.filter((l) => l.includes('⚙'));
     expect(lines[0]).toMatch(new RegExp(`^${TIME} ⚙ MCP tools/call service\\.flows\\.run → ok ${DURATION}  ${esc(SHOP)}$`));
-    expect(lines[1]).toMatch(new RegExp(`^${TIME} ⚙ MCP tools/call no\\.such\\.tool → error ${DURATION}: Unknown tool: no\\.such\\.tool  ${esc(SHOP)}$`));
+    expect(lines[1]).toMatch(
+      new RegExp(`^${TIME} ⚙ MCP tools/call no\\.such\\.tool → error ${DURATION}: Unknown tool: no\\.such\\.tool  ${esc(SHOP)}$`),
+    );
     const logged = json.lines.filter((l) => l.event === 'mcp.call');
     expect(logged.map((l) => [l.level, l.status, l.name])).toEqual([
       [30, 'ok', 'service.flows.run'],
@@ -307,7 +405,13 @@ describeEngines('terminal events', (get) => {
       const runId = await dispatch('syncOrders');
       await settled(runId, 'run.completed');
       expect((await waitForRun(get().db, runId)).status).toBe('completed');
-      await expect.poll(() => json.lines.filter((l) => l.msg === 'a runtime event listener failed').length, { timeout: 10_000, interval: 15, message: 'the listener errors logged' }).toBeGreaterThanOrEqual(2);
+      await expect
+        .poll(() => json.lines.filter((l) => l.msg === 'a runtime event listener failed').length, {
+          timeout: 10_000,
+          interval: 15,
+          message: 'the listener errors logged',
+        })
+        .toBeGreaterThanOrEqual(2);
       const reported = json.lines.filter((l) => l.msg === 'a runtime event listener failed');
       expect(reported.map((l) => [l.level, l.event, l.err.message])).toEqual([
         [40, 'run.started', 'listener bug'],

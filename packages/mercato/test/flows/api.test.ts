@@ -56,7 +56,8 @@ describeEngines('flows and runs API', (get) => {
       openGate = r;
     });
   };
-  const run = (flow: string, input: unknown, shop = SHOP) => t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input }, shop }).then(json);
+  const run = (flow: string, input: unknown, shop = SHOP) =>
+    t.api(`/api/flows/${flow}/run`, { method: 'POST', json: { input }, shop }).then(json);
 
   beforeAll(async () => {
     t = await startTestRuntime(instance, get().db, { worker: true, http: true });
@@ -78,8 +79,14 @@ describeEngines('flows and runs API', (get) => {
     expect(status).toBe(200);
     const sync = body.flows.find((f: any) => f.name === 'sync');
     expect(sync.description).toBe('Sync orders');
-    expect(sync.inputSchema).toMatchObject({ type: 'object', properties: { since: { type: 'string' }, limit: { type: 'integer', default: 10 } }, required: ['since'] });
-    expect(sync.crons).toEqual([{ key: 'sync:0 * * * *', name: 'Hourly sync', schedule: '0 * * * *', shops: 'all', timezone: 'UTC', input: { since: '1h' } }]);
+    expect(sync.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { since: { type: 'string' }, limit: { type: 'integer', default: 10 } },
+      required: ['since'],
+    });
+    expect(sync.crons).toEqual([
+      { key: 'sync:0 * * * *', name: 'Hourly sync', schedule: '0 * * * *', shops: 'all', timezone: 'UTC', input: { since: '1h' } },
+    ]);
     expect(sync.retryPolicy).toEqual({ maxAttempts: 4, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60000 });
     expect(body.flows.map((f: any) => f.name).sort()).toEqual(['pair', 'parallel', 'sync', 'twoSteps']);
   });
@@ -91,7 +98,9 @@ describeEngines('flows and runs API', (get) => {
     expect(body.status).toBe('pending');
     const done = await waitForRun(get().db, body.runId);
     expect(done.output).toEqual({ since: '1d', limit: 10 });
-    const [row] = await get().db.query<{ trigger: string; shop: string; app_handle: string }>(sql`select trigger, shop, app_handle from runs where id = ${body.runId}::uuid`);
+    const [row] = await get().db.query<{ trigger: string; shop: string; app_handle: string }>(
+      sql`select trigger, shop, app_handle from runs where id = ${body.runId}::uuid`,
+    );
     expect(row).toEqual({ trigger: 'api', shop: SHOP, app_handle: 'default' });
   });
 
@@ -105,7 +114,9 @@ describeEngines('flows and runs API', (get) => {
     expect(notJson.status).toBe(400);
     const extra = await json(await t.api('/api/flows/sync/run', { method: 'POST', json: { input: { since: 'x' }, inptu: {} } }));
     expect(extra).toMatchObject({ status: 400, body: { field: 'inptu' } });
-    const badPolicy = await json(await t.api('/api/flows/sync/run', { method: 'POST', json: { input: { since: 'x' }, retryPolicy: { maxAttempts: 0 } } }));
+    const badPolicy = await json(
+      await t.api('/api/flows/sync/run', { method: 'POST', json: { input: { since: 'x' }, retryPolicy: { maxAttempts: 0 } } }),
+    );
     expect(badPolicy).toMatchObject({ status: 400, body: { field: 'retryPolicy.maxAttempts' } });
     const [{ n }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from runs`);
     expect(n).toBe(0); // nothing half-written
@@ -146,7 +157,15 @@ describeEngines('flows and runs API', (get) => {
     await waitForRun(get().db, body.runId);
     const detail = await json(await t.api(`/api/runs/${body.runId}`));
     expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ id: body.runId, flowName: 'twoSteps', status: 'completed', attempt: 1, trigger: 'api', shop: SHOP, output: 'done' });
+    expect(detail.body).toMatchObject({
+      id: body.runId,
+      flowName: 'twoSteps',
+      status: 'completed',
+      attempt: 1,
+      trigger: 'api',
+      shop: SHOP,
+      output: 'done',
+    });
     expect(detail.body.steps.map((s: any) => [s.name, s.status, s.attempt])).toEqual([
       ['first', 'completed', 1],
       ['second', 'completed', 1],
@@ -157,7 +176,10 @@ describeEngines('flows and runs API', (get) => {
     expect((await t.api(`/api/runs/${body.runId}/cancel`, { method: 'POST', ...other })).status).toBe(404);
     expect((await t.api(`/api/runs/${body.runId}/retry`, { method: 'POST', ...other })).status).toBe(404);
     expect((await t.api(`/api/runs/${body.runId}`, { method: 'DELETE', ...other })).status).toBe(404);
-    expect((await json(await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: [body.runId] }, ...other }))).body).toEqual({ deleted: 0, skipped: 1 });
+    expect((await json(await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: [body.runId] }, ...other }))).body).toEqual({
+      deleted: 0,
+      skipped: 1,
+    });
     expect((await t.api('/api/runs/not-a-uuid')).status).toBe(404);
     expect((await t.api(`/api/runs/${body.runId}`)).status).toBe(200); // still there
   });
@@ -176,7 +198,7 @@ describeEngines('flows and runs API', (get) => {
     expect(again.body.status).toBe('canceled');
   });
 
-  it('retry resume keeps completed step results and re-runs the rest, with the run\'s retry policy', async () => {
+  it("retry resume keeps completed step results and re-runs the rest, with the run's retry policy", async () => {
     failNext = 1;
     const { body } = await run('twoSteps', {});
     const failed = await waitForRun(get().db, body.runId);
@@ -222,8 +244,13 @@ describeEngines('flows and runs API', (get) => {
   it('delete removes an inactive run with its steps and logs; an active run is 409', async () => {
     const { body } = await run('twoSteps', {});
     await waitForRun(get().db, body.runId);
-    await get().db.query(sql`insert into logs (run_id, app_handle, shop, level, message, attempt) values (${body.runId}::uuid, 'default', ${SHOP}, 'info', 'x', 1)`);
-    expect(await json(await t.api(`/api/runs/${body.runId}`, { method: 'DELETE' }))).toEqual({ status: 200, body: { ok: true, runId: body.runId } });
+    await get().db.query(
+      sql`insert into logs (run_id, app_handle, shop, level, message, attempt) values (${body.runId}::uuid, 'default', ${SHOP}, 'info', 'x', 1)`,
+    );
+    expect(await json(await t.api(`/api/runs/${body.runId}`, { method: 'DELETE' }))).toEqual({
+      status: 200,
+      body: { ok: true, runId: body.runId },
+    });
     const [counts] = await get().db.query<{ r: number; s: number; l: number }>(
       sql`select (select count(*) from runs)::int as r, (select count(*) from steps)::int as s, (select count(*) from logs)::int as l`,
     );
@@ -240,10 +267,14 @@ describeEngines('flows and runs API', (get) => {
     closeGate();
     const active = await run('sync', { since: 'x' });
     const unknown = '00000000-0000-4000-8000-000000000000';
-    const result = await json(await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: [done.body.runId, active.body.runId, unknown] } }));
+    const result = await json(
+      await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: [done.body.runId, active.body.runId, unknown] } }),
+    );
     expect(result).toEqual({ status: 200, body: { deleted: 1, skipped: 2 } });
     const tooMany = Array.from({ length: 101 }, () => unknown);
-    expect((await json(await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: tooMany } }))).body).toMatchObject({ field: 'ids' });
+    expect((await json(await t.api('/api/runs/bulk-delete', { method: 'POST', json: { ids: tooMany } }))).body).toMatchObject({
+      field: 'ids',
+    });
     for (const bad of [{}, { ids: 'x' }, { ids: [] }, { ids: ['nope'] }]) {
       expect((await t.api('/api/runs/bulk-delete', { method: 'POST', json: bad })).status).toBe(400);
     }

@@ -85,10 +85,15 @@ const flows = {
     input: z.object({}),
     timeout: 5000,
     retryPolicy: once,
-    run: (ctx) => ctx.step('long', ({ signal }) => new Promise((resolve) => {
-      const timer = setTimeout(() => resolve('finished'), 3000);
-      signal.addEventListener('abort', () => clearTimeout(timer));
-    })),
+    run: (ctx) =>
+      ctx.step(
+        'long',
+        ({ signal }) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => resolve('finished'), 3000);
+            signal.addEventListener('abort', () => clearTimeout(timer));
+          }),
+      ),
   }),
   busy: app.defineFlow({
     name: 'busy',
@@ -120,7 +125,8 @@ describeEngines('engine durability', (get) => {
   let t: TestRuntime;
   const dispatch = (flowName: string, input: unknown = {}, retryPolicy?: Record<string, number>) =>
     t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input, trigger: 'api', retryPolicy }).then((r) => r.runId);
-  const logsOf = (runId: string) => get().db.query<{ message: string }>(sql`select message from logs where run_id = ${runId}::uuid order by id`);
+  const logsOf = (runId: string) =>
+    get().db.query<{ message: string }>(sql`select message from logs where run_id = ${runId}::uuid order by id`);
 
   beforeAll(async () => {
     t = await startTestRuntime(instance, get().db, { worker: { heartbeatIntervalMs: 100 }, logger: warnLogger });
@@ -185,17 +191,22 @@ describeEngines('engine durability', (get) => {
     expect(logged.filter((l) => l.msg === "storing the run's final state failed; retrying")).toHaveLength(2);
   });
 
-  it.each(['2147483648', '0', '-5', 'Infinity', 'NaN'])('records a step with timeout %s as failed and fails the run without retrying', async (timeout) => {
-    const runId = await dispatch('badStepTimeout', { timeout });
-    const run = await waitForRun(get().db, runId);
-    expect(run.status).toBe('failed');
-    expect(run.attempt).toBe(1);
-    expect(run.error.name).toBe('StepOptionsError');
-    expect(run.error.message).toBe(`ctx.step("t") timeout must be a positive number of ms up to 2147483647 (got ${timeout})`);
-    const steps = await get().db.query<{ name: string; status: string; error: any }>(sql`select name, status, error from steps where run_id = ${runId}::uuid`);
-    expect(steps).toEqual([{ name: 't', status: 'failed', error: expect.objectContaining({ name: 'StepOptionsError' }) }]);
-    expect([executions.get('badStepTimeout'), executions.get('step-ran')]).toEqual([1, undefined]);
-  });
+  it.each(['2147483648', '0', '-5', 'Infinity', 'NaN'])(
+    'records a step with timeout %s as failed and fails the run without retrying',
+    async (timeout) => {
+      const runId = await dispatch('badStepTimeout', { timeout });
+      const run = await waitForRun(get().db, runId);
+      expect(run.status).toBe('failed');
+      expect(run.attempt).toBe(1);
+      expect(run.error.name).toBe('StepOptionsError');
+      expect(run.error.message).toBe(`ctx.step("t") timeout must be a positive number of ms up to 2147483647 (got ${timeout})`);
+      const steps = await get().db.query<{ name: string; status: string; error: any }>(
+        sql`select name, status, error from steps where run_id = ${runId}::uuid`,
+      );
+      expect(steps).toEqual([{ name: 't', status: 'failed', error: expect.objectContaining({ name: 'StepOptionsError' }) }]);
+      expect([executions.get('badStepTimeout'), executions.get('step-ran')]).toEqual([1, undefined]);
+    },
+  );
 
   it('the flow timeout counts execution time before a sleep, not the time asleep', async () => {
     // 2 × 300 ms of work around a 2 s sleep fits a 1.5 s timeout
@@ -214,7 +225,8 @@ describeEngines('engine durability', (get) => {
   it('the flow timeout counts execution time before a crash-reclaim, recorded by the heartbeat', async () => {
     const runId = await dispatch('busy');
     await waitForRun(get().db, runId, (r) => r.status === 'running');
-    const elapsed = async () => (await get().db.query<{ ms: number }>(sql`select attempt_elapsed_ms as ms from runs where id = ${runId}::uuid`))[0].ms;
+    const elapsed = async () =>
+      (await get().db.query<{ ms: number }>(sql`select attempt_elapsed_ms as ms from runs where id = ${runId}::uuid`))[0].ms;
     await expect.poll(elapsed, { timeout: 5000 }).toBeGreaterThan(0);
     expect((await waitForRun(get().db, runId)).status).toBe('completed');
 
@@ -234,7 +246,11 @@ describeEngines('engine durability', (get) => {
     expect(stored.policy).toEqual({ maxAttempts: 2, initialIntervalMs: 10, backoffCoefficient: 3, maxIntervalMs: 5000 });
     const run = await waitForRun(get().db, runId);
     expect([run.status, run.attempt, run.error.message]).toEqual(['failed', 2, 'boom 2']);
-    await expect(dispatch('alwaysFails', {}, { maxIntervalMs: 2 ** 31 })).rejects.toMatchObject({ name: 'InvalidDispatchError', field: 'retryPolicy.maxIntervalMs', message: 'retryPolicy.maxIntervalMs: must be at most 2147483647 ms' });
+    await expect(dispatch('alwaysFails', {}, { maxIntervalMs: 2 ** 31 })).rejects.toMatchObject({
+      name: 'InvalidDispatchError',
+      field: 'retryPolicy.maxIntervalMs',
+      message: 'retryPolicy.maxIntervalMs: must be at most 2147483647 ms',
+    });
   });
 
   it('logs an onError hook that throws and goes on with the retries', async () => {

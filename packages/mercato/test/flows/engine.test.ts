@@ -117,13 +117,17 @@ const flows = {
     name: 'waitsForCancel',
     input: z.object({}),
     async run(ctx) {
-      await ctx.step('wait', ({ signal }) => new Promise((resolve) => {
-        release = () => resolve('released');
-        signal.addEventListener('abort', () => {
-          count('cancel-seen');
-          resolve('aborted');
-        });
-      }));
+      await ctx.step(
+        'wait',
+        ({ signal }) =>
+          new Promise((resolve) => {
+            release = () => resolve('released');
+            signal.addEventListener('abort', () => {
+              count('cancel-seen');
+              resolve('aborted');
+            });
+          }),
+      );
       await ctx.step('afterCancel', () => count('after-cancel'));
     },
   }),
@@ -156,7 +160,13 @@ const flows = {
         await ctx.dispatchFlow({ flowName: 'threeSteps', input: { n: 1 }, shopifyApp: 'unknown' });
         return { refused: false };
       } catch (error) {
-        return { refused: true, name: (error as Error).name, message: (error as Error).message, field: (error as { field?: string }).field, typed: error instanceof InvalidDispatchError };
+        return {
+          refused: true,
+          name: (error as Error).name,
+          message: (error as Error).message,
+          field: (error as { field?: string }).field,
+          typed: error instanceof InvalidDispatchError,
+        };
       }
     },
   }),
@@ -331,7 +341,9 @@ describeEngines('run engine', (get) => {
     expect((await waitForRun(get().db, result.runId)).output).toEqual({ total: 6, when: '1970-01-01T00:00:00.000Z' });
     const [row] = await get().db.query<{ trigger: string }>(sql`select trigger from runs where id = ${result.runId}::uuid`);
     expect(row.trigger).toBe('dispatch');
-    await expect(instance.dispatchFlow({ flowName: 'threeSteps', input: { n: 1 }, shop: 'not a shop' })).rejects.toThrow(/not a shop domain/);
+    await expect(instance.dispatchFlow({ flowName: 'threeSteps', input: { n: 1 }, shop: 'not a shop' })).rejects.toThrow(
+      /not a shop domain/,
+    );
   });
 
   it('lets a flow dispatch another flow for the same shop', async () => {
@@ -350,7 +362,13 @@ describeEngines('run engine', (get) => {
     const runId = await dispatch('dispatchesToUnknownApp');
     const run = await waitForRun(get().db, runId);
     expect(run.status).toBe('completed');
-    expect(run.output).toEqual({ refused: true, name: 'InvalidDispatchError', message: 'shopifyApp: unknown app handle "unknown"', field: 'shopifyApp', typed: true });
+    expect(run.output).toEqual({
+      refused: true,
+      name: 'InvalidDispatchError',
+      message: 'shopifyApp: unknown app handle "unknown"',
+      field: 'shopifyApp',
+      typed: true,
+    });
     const rows = await get().db.query<{ n: number }>(sql`select count(*)::int as n from runs where app_handle = 'unknown'`);
     expect(rows).toEqual([{ n: 0 }]);
   });

@@ -66,9 +66,34 @@ describeEngines('run lists', (get) => {
     const { body } = await list('?status=failed&limit=1');
     const row = body.runs[0];
     expect(Object.keys(row).sort()).toEqual(
-      ['appHandle', 'attempt', 'availableAt', 'createdAt', 'errorSummary', 'finishedAt', 'flowName', 'id', 'parentRunId', 'shop', 'startedAt', 'status', 'trigger', 'updatedAt'].sort(),
+      [
+        'appHandle',
+        'attempt',
+        'availableAt',
+        'createdAt',
+        'errorSummary',
+        'finishedAt',
+        'flowName',
+        'id',
+        'parentRunId',
+        'shop',
+        'startedAt',
+        'status',
+        'trigger',
+        'updatedAt',
+      ].sort(),
     );
-    expect(row).toMatchObject({ id: ids[58], flowName: 'syncOrders', status: 'failed', attempt: 1, trigger: 'api', appHandle: 'default', shop: SHOP, parentRunId: null, errorSummary: 'TypeError: x is undefined' });
+    expect(row).toMatchObject({
+      id: ids[58],
+      flowName: 'syncOrders',
+      status: 'failed',
+      attempt: 1,
+      trigger: 'api',
+      appHandle: 'default',
+      shop: SHOP,
+      parentRunId: null,
+      errorSummary: 'TypeError: x is undefined',
+    });
     expect(new Date(row.createdAt).toISOString()).toBe(SPEC[58].at);
     expect(new Date(row.finishedAt).toISOString()).toBe(SPEC[58].at);
     const pending = (await list('?status=pending&limit=1')).body.runs[0];
@@ -92,7 +117,8 @@ describeEngines('run lists', (get) => {
     expect([...ks(a.body), ...ks(b.body), ...ks(c.body)]).toEqual(Array.from({ length: 60 }, (_, i) => 59 - i));
     expect(c.body).toMatchObject({ total: 60, offset: 50 });
     expect((await list('?offset=1000')).body).toMatchObject({ runs: [], total: 60 });
-    for (const bad of ['-1', 'x', '2.5']) expect(await list(`?offset=${bad}`), bad).toMatchObject({ status: 400, body: { field: 'offset' } });
+    for (const bad of ['-1', 'x', '2.5'])
+      expect(await list(`?offset=${bad}`), bad).toMatchObject({ status: 400, body: { field: 'offset' } });
   });
 
   it('status is one of the six; anything else is 400', async () => {
@@ -101,7 +127,8 @@ describeEngines('run lists', (get) => {
       expect(body.total, s).toBe(10);
       expect(ks(body)).toEqual(Array.from({ length: 10 }, (_, j) => 54 + i - 6 * j));
     }
-    for (const bad of ['done', 'FAILED', 'active']) expect(await list(`?status=${bad}`), bad).toMatchObject({ status: 400, body: { field: 'status' } });
+    for (const bad of ['done', 'FAILED', 'active'])
+      expect(await list(`?status=${bad}`), bad).toMatchObject({ status: 400, body: { field: 'status' } });
   });
 
   it('search: case-insensitive on flow name, status or the run id (whole or partial); wildcards are literal', async () => {

@@ -59,13 +59,19 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     child.stderr!.on('data', (d) => (out += d));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+      child.once('exit', (code, signal) => res({ code, signal })),
+    );
     const proc: WorkerProcess = { child, pid: child.pid!, output: () => out, exited };
     spawned.push(proc);
     let gone = false;
     void exited.then(() => (gone = true));
     // 'exited' ends the polling at once (a throwing probe would be polled again until the timeout)
-    const state = await eventually(() => (gone ? 'exited' : /mercato worker .*concurrency \d+/.test(out) && 'ready'), { timeout: 30_000, interval: 25, message: `worker ${child.pid} to start` });
+    const state = await eventually(() => (gone ? 'exited' : /mercato worker .*concurrency \d+/.test(out) && 'ready'), {
+      timeout: 30_000,
+      interval: 25,
+      message: `worker ${child.pid} to start`,
+    });
     if (state === 'exited') throw new Error(`worker exited before it was ready:\n${out}`);
     return proc;
   }
@@ -125,19 +131,31 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     await expect
       .poll(
         async () => {
-          const [row] = await tdb.db.query<{ open: number }>(sql`select count(*)::int as open from runs where status not in ('completed','failed','canceled')`);
+          const [row] = await tdb.db.query<{ open: number }>(
+            sql`select count(*)::int as open from runs where status not in ('completed','failed','canceled')`,
+          );
           return row.open;
         },
         { timeout: 45_000, interval: 100, message: 'all runs to finish' },
       )
       .toBe(0);
 
-    const runs = await tdb.db.query<{ id: string; status: string; attempt: number; lost_leases: number; input: { n: number }; output: any }>(
-      sql`select id, status, attempt - attempt_base as attempt, lost_leases, input, output from runs`,
-    );
+    const runs = await tdb.db.query<{
+      id: string;
+      status: string;
+      attempt: number;
+      lost_leases: number;
+      input: { n: number };
+      output: any;
+    }>(sql`select id, status, attempt - attempt_base as attempt, lost_leases, input, output from runs`);
     expect(runs).toHaveLength(RUNS);
     for (const r of runs) {
-      expect({ id: r.id, status: r.status, attempt: r.attempt, lostLeases: r.lost_leases }).toEqual({ id: r.id, status: 'completed', attempt: 1, lostLeases: 0 });
+      expect({ id: r.id, status: r.status, attempt: r.attempt, lostLeases: r.lost_leases }).toEqual({
+        id: r.id,
+        status: 'completed',
+        attempt: 1,
+        lostLeases: 0,
+      });
       expect(r.output).toEqual({ n: r.input.n, sum: 2 * r.input.n + 1 });
     }
     const [steps] = await tdb.db.query<{ total: number; good: number }>(
@@ -189,7 +207,10 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
 
     const lines = readLines(log);
     expect(lines.filter((l) => l.startsWith(`${runId} first `))).toEqual([`${runId} first ${first.pid}`]);
-    expect(lines.filter((l) => l.startsWith(`${runId} second `))).toEqual([`${runId} second ${first.pid}`, `${runId} second ${second.pid}`]);
+    expect(lines.filter((l) => l.startsWith(`${runId} second `))).toEqual([
+      `${runId} second ${first.pid}`,
+      `${runId} second ${second.pid}`,
+    ]);
 
     // reclaimed only after the lease the killed worker held had expired
     const steps = await tdb.db.query<{ name: string; status: string; started: string }>(
@@ -208,7 +229,9 @@ describe.skipIf(!process.env.DATABASE_URL)('flows proof with real worker process
     const res = await t.api('/api/flows/cancelable/run', { method: 'POST', json: { input: {} } });
     expect(res.status).toBe(202);
     const { runId } = (await res.json()) as { runId: string };
-    await expect.poll(() => readLines(log), { timeout: 15_000, interval: 25, message: 'the step to be waiting' }).toContain(`${runId} wait ${worker.pid}`);
+    await expect
+      .poll(() => readLines(log), { timeout: 15_000, interval: 25, message: 'the step to be waiting' })
+      .toContain(`${runId} wait ${worker.pid}`);
 
     const cancelAt = Date.now();
     const cancel = await t.api(`/api/runs/${runId}/cancel`, { method: 'POST' });

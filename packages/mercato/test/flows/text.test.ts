@@ -75,9 +75,12 @@ const instance = app.defineConfig({
 
 describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
   let t: TestRuntime;
-  const dispatch = (flowName: string, input: unknown = {}) => t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input, trigger: 'api' }).then((r) => r.runId);
+  const dispatch = (flowName: string, input: unknown = {}) =>
+    t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input, trigger: 'api' }).then((r) => r.runId);
   const logs = (runId: string) =>
-    get().db.query<{ level: string; message: string; data: any }>(sql`select level, message, data from logs where run_id = ${runId}::uuid order by id`);
+    get().db.query<{ level: string; message: string; data: any }>(
+      sql`select level, message, data from logs where run_id = ${runId}::uuid order by id`,
+    );
 
   beforeAll(async () => {
     t = await startTestRuntime(instance, get().db, { worker: true, http: true });
@@ -120,7 +123,9 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
     expect(run.status).toBe('failed');
     expect(run.attempt).toBe(1); // like any unserialisable result: not retried
     expect(run.error.name).toBe('StepResultNotSerializableError');
-    expect(run.error.message).toBe('Step "nul" returned a value that is not JSON-serialisable: result.items[0].name contains a NUL character (\\u0000), which PostgreSQL cannot store');
+    expect(run.error.message).toBe(
+      'Step "nul" returned a value that is not JSON-serialisable: result.items[0].name contains a NUL character (\\u0000), which PostgreSQL cannot store',
+    );
     const steps = await get().db.query<{ name: string; status: string }>(sql`select name, status from steps where run_id = ${runId}::uuid`);
     expect(steps).toEqual([{ name: 'nul', status: 'failed' }]);
   });
@@ -134,7 +139,10 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
   it('answers 400 naming the field for a NUL in a flow input, a run search or a log query', async () => {
     const input = await json(await t.api('/api/flows/nulLog/run', { method: 'POST', json: { input: { customer: { name: 'a\u0000b' } } } }));
     expect(input.status).toBe(400);
-    expect(input.body).toMatchObject({ field: 'input.customer.name', error: 'input.customer.name: contains a NUL character (\\u0000), which cannot be stored' });
+    expect(input.body).toMatchObject({
+      field: 'input.customer.name',
+      error: 'input.customer.name: contains a NUL character (\\u0000), which cannot be stored',
+    });
     const key = await json(await t.api('/api/flows/nulLog/run', { method: 'POST', json: { input: { list: ['ok', '\ud800'] } } }));
     expect([key.status, key.body.field]).toEqual([400, 'input.list[1]']);
     const search = await json(await t.api('/api/runs?search=%00'));
@@ -155,12 +163,18 @@ describeEngines('text PostgreSQL refuses, log limits, async schemas', (get) => {
     expect(long.message.endsWith('…[truncated]')).toBe(true);
     expect(long.message).toBe('m'.repeat(8192 - TRUNCATED_MARKER.length) + TRUNCATED_MARKER);
     expect(JSON.stringify(exact.data)).toHaveLength(32768);
-    expect(big.data).toEqual({ _truncated: true, preview: JSON.stringify({ s: 'd'.repeat(MAX_DATA_JSON_CHARS) }).slice(0, 1024) + '…[truncated]' });
+    expect(big.data).toEqual({
+      _truncated: true,
+      preview: JSON.stringify({ s: 'd'.repeat(MAX_DATA_JSON_CHARS) }).slice(0, 1024) + '…[truncated]',
+    });
     expect(Object.keys(circular.data)).toEqual(['_unserializable']);
   });
 
   it('runs async refinements of the input schema at dispatch and in the worker', async () => {
-    await expect(dispatch('asyncRefine', { code: 'taken' })).rejects.toMatchObject({ name: 'InvalidDispatchError', message: 'Invalid input for flow "asyncRefine"' });
+    await expect(dispatch('asyncRefine', { code: 'taken' })).rejects.toMatchObject({
+      name: 'InvalidDispatchError',
+      message: 'Invalid input for flow "asyncRefine"',
+    });
     const http = await json(await t.api('/api/flows/asyncRefine/run', { method: 'POST', json: { input: { code: 'taken' } } }));
     expect(http.status).toBe(400);
     expect(http.body.issues).toEqual([{ path: '', message: 'code is taken', code: 'custom' }]);

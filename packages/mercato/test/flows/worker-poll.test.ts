@@ -18,10 +18,15 @@ const instance = app.defineConfig({
       name: 'held',
       input: z.object({}),
       concurrency: null,
-      run: (ctx) => ctx.step('held', ({ signal }) => new Promise<void>((resolve, reject) => {
-        holds.push(resolve);
-        signal.addEventListener('abort', () => reject(signal.reason));
-      })),
+      run: (ctx) =>
+        ctx.step(
+          'held',
+          ({ signal }) =>
+            new Promise<void>((resolve, reject) => {
+              holds.push(resolve);
+              signal.addEventListener('abort', () => reject(signal.reason));
+            }),
+        ),
     }),
   },
   worker: { pollIntervalMs: 40, pollMaxIntervalMs: 300, pollBackoffCoefficient: 2, leaseDurationMs: 3000, concurrency: 1 },
@@ -33,7 +38,13 @@ describeEngines('worker poll loop', (get) => {
   const newWorker = (onPollWait: (delayMs: number, reason: string) => void) => {
     const w = new Worker({
       db: get().db,
-      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')), runLogs: { create: createRunLogger, write: writeLog } },
+      engine: {
+        registry: t.runtime.registry,
+        config: t.runtime.config,
+        logger: silentLogger(),
+        dispatch: () => Promise.reject(new Error('unused')),
+        runLogs: { create: createRunLogger, write: writeLog },
+      },
       config: t.runtime.config.worker,
       logger: silentLogger(),
       onPollWait,

@@ -23,11 +23,15 @@ const instance = app.defineConfig({
       run: async (ctx) => {
         await ctx.step('first', () => 'kept');
         started++;
-        await ctx.step('held', ({ signal }) => new Promise<void>((resolve, reject) => {
-          holds.push(resolve);
-          holdOf.set(ctx.runId, resolve);
-          signal.addEventListener('abort', () => reject(signal.reason));
-        }));
+        await ctx.step(
+          'held',
+          ({ signal }) =>
+            new Promise<void>((resolve, reject) => {
+              holds.push(resolve);
+              holdOf.set(ctx.runId, resolve);
+              signal.addEventListener('abort', () => reject(signal.reason));
+            }),
+        );
         return { attempt: ctx.attempt };
       },
     }),
@@ -42,7 +46,13 @@ describeEngines('worker', (get) => {
   const newWorker = (overrides: Partial<ConstructorParameters<typeof Worker>[0]> = {}) => {
     const w = new Worker({
       db: get().db,
-      engine: { registry: t.runtime.registry, config: t.runtime.config, logger: silentLogger(), dispatch: () => Promise.reject(new Error('unused')), runLogs: { create: createRunLogger, write: writeLog } },
+      engine: {
+        registry: t.runtime.registry,
+        config: t.runtime.config,
+        logger: silentLogger(),
+        dispatch: () => Promise.reject(new Error('unused')),
+        runLogs: { create: createRunLogger, write: writeLog },
+      },
       config: t.runtime.config.worker,
       logger: silentLogger(),
       ...overrides,
@@ -50,7 +60,8 @@ describeEngines('worker', (get) => {
     workers.push(w);
     return w;
   };
-  const dispatch = (flowName: string) => t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
+  const dispatch = (flowName: string) =>
+    t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
 
   beforeAll(async () => {
     t = await startTestRuntime(instance, get().db);
@@ -87,7 +98,9 @@ describeEngines('worker', (get) => {
     await expect.poll(() => started, { timeout: 3000 }).toBe(3);
     await new Promise((r) => setTimeout(r, 200));
     expect(w.activeCount).toBe(3);
-    const [{ pending }] = await get().db.query<{ pending: number }>(sql`select count(*)::int as pending from runs where status = 'pending'`);
+    const [{ pending }] = await get().db.query<{ pending: number }>(
+      sql`select count(*)::int as pending from runs where status = 'pending'`,
+    );
     expect(pending).toBe(2);
     for (const h of holds.splice(0)) h();
     await expect.poll(() => started, { timeout: 3000 }).toBe(5); // freed slots are refilled at once
@@ -99,7 +112,11 @@ describeEngines('worker', (get) => {
     const runId = await dispatch('held');
     await expect.poll(() => started).toBe(1);
     const leaseAt = async () =>
-      (await get().db.query<{ ms: number }>(sql`select (extract(epoch from lease_expires_at) * 1000)::float8 as ms from runs where id = ${runId}::uuid`))[0].ms;
+      (
+        await get().db.query<{ ms: number }>(
+          sql`select (extract(epoch from lease_expires_at) * 1000)::float8 as ms from runs where id = ${runId}::uuid`,
+        )
+      )[0].ms;
     const first = await leaseAt();
     await new Promise((r) => setTimeout(r, 2000)); // longer than the 1.5 s lease
     expect(await leaseAt()).toBeGreaterThan(first);
@@ -109,8 +126,12 @@ describeEngines('worker', (get) => {
   it('reclaims a run whose worker died once its lease expired, without re-running completed steps', async () => {
     // a worker that claimed the run and then vanished: status running, lease expired, step "first" completed
     const runId = await dispatch('held');
-    await get().db.query(sql`update runs set status = 'running', attempt = 1, lease_owner = 'dead-worker/1', lease_expires_at = now() - interval '1 second', started_at = now() where id = ${runId}::uuid`);
-    await get().db.query(sql`insert into steps (run_id, name, app_handle, shop, status, attempt, result, finished_at) values (${runId}::uuid, 'first', 'default', ${SHOP}, 'completed', 1, '"kept"', now())`);
+    await get().db.query(
+      sql`update runs set status = 'running', attempt = 1, lease_owner = 'dead-worker/1', lease_expires_at = now() - interval '1 second', started_at = now() where id = ${runId}::uuid`,
+    );
+    await get().db.query(
+      sql`insert into steps (run_id, name, app_handle, shop, status, attempt, result, finished_at) values (${runId}::uuid, 'first', 'default', ${SHOP}, 'completed', 1, '"kept"', now())`,
+    );
     const w = newWorker({ config: { ...t.runtime.config.worker, pollIntervalMs: 50, pollMaxIntervalMs: 50 } });
     await w.start();
     await expect.poll(() => started, { timeout: 3000 }).toBe(1);
@@ -124,7 +145,9 @@ describeEngines('worker', (get) => {
 
   it('fails a run that keeps killing its workers instead of reclaiming it forever', async () => {
     const runId = await dispatch('held');
-    await get().db.query(sql`update runs set status = 'running', attempt = 1, lost_leases = 2, lease_owner = 'dead/9', lease_expires_at = now() - interval '1 second' where id = ${runId}::uuid`);
+    await get().db.query(
+      sql`update runs set status = 'running', attempt = 1, lost_leases = 2, lease_owner = 'dead/9', lease_expires_at = now() - interval '1 second' where id = ${runId}::uuid`,
+    );
     const w = newWorker({ config: { ...t.runtime.config.worker, pollIntervalMs: 50, pollMaxIntervalMs: 50 }, maxLostLeases: 3 });
     await w.start();
     const run = await waitForRun(get().db, runId);

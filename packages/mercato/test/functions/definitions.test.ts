@@ -23,7 +23,19 @@ describeEngines('functions: definitions', (get) => {
     const res = await t.api('/api/functions');
     expect(res.status).toBe(200);
     const { functions } = (await json(res)).body;
-    expect(functions.map((f: any) => f.key)).toEqual(['volume', 'welcome', 'autoOnly', 'bundler', 'hideShipping', 'hidePayment', 'minQty', 'sameLocation', 'routing', 'private', 'notDeployed']);
+    expect(functions.map((f: any) => f.key)).toEqual([
+      'volume',
+      'welcome',
+      'autoOnly',
+      'bundler',
+      'hideShipping',
+      'hidePayment',
+      'minQty',
+      'sameLocation',
+      'routing',
+      'private',
+      'notDeployed',
+    ]);
     const volume = functions[0];
     expect(volume).toMatchObject({
       handle: 'volume',
@@ -58,23 +70,58 @@ describeEngines('functions: definitions', (get) => {
       required: true,
       nullable: false,
       createOnly: true,
-      options: [{ label: 'Automatic', value: 'automatic' }, { label: 'Code', value: 'code' }],
+      options: [
+        { label: 'Automatic', value: 'automatic' },
+        { label: 'Code', value: 'code' },
+      ],
     });
-    expect(volume.ownerFields.find((f: any) => f.name === 'usageLimit')).toMatchObject({ type: 'number', nullable: true, default: null, modes: ['code'] });
-    expect(volume.ownerFields.find((f: any) => f.name === 'combinesWith.orderDiscounts')).toMatchObject({ path: ['combinesWith', 'orderDiscounts'], type: 'checkbox', default: false });
+    expect(volume.ownerFields.find((f: any) => f.name === 'usageLimit')).toMatchObject({
+      type: 'number',
+      nullable: true,
+      default: null,
+      modes: ['code'],
+    });
+    expect(volume.ownerFields.find((f: any) => f.name === 'combinesWith.orderDiscounts')).toMatchObject({
+      path: ['combinesWith', 'orderDiscounts'],
+      type: 'checkbox',
+      default: false,
+    });
     // an automatic-only discount has no code fields and a fixed mode
     const autoOnly = functions.find((f: any) => f.key === 'autoOnly');
     expect(autoOnly.discountModes).toEqual(['automatic']);
     expect(autoOnly.ownerFields.find((f: any) => f.name === 'mode')).toMatchObject({ required: false, default: 'automatic' });
     expect(autoOnly.ownerFields.some((f: any) => f.name === 'code')).toBe(false);
     const byKey = (k: string) => functions.find((f: any) => f.key === k);
-    expect(byKey('bundler')).toMatchObject({ supported: { update: 'recreate' }, discountModes: null, ownerFields: [{ name: 'blockOnFailure', type: 'checkbox', default: false }] });
-    expect(byKey('hideShipping').ownerFields.map((f: any) => [f.name, f.required, f.default])).toEqual([['title', true, undefined], ['enabled', false, true]]);
+    expect(byKey('bundler')).toMatchObject({
+      supported: { update: 'recreate' },
+      discountModes: null,
+      ownerFields: [{ name: 'blockOnFailure', type: 'checkbox', default: false }],
+    });
+    expect(byKey('hideShipping').ownerFields.map((f: any) => [f.name, f.required, f.default])).toEqual([
+      ['title', true, undefined],
+      ['enabled', false, true],
+    ]);
     expect(byKey('minQty').ownerFields.map((f: any) => f.name)).toEqual(['title', 'enabled', 'blockOnFailure']);
-    expect(byKey('sameLocation')).toMatchObject({ supported: { update: 'recreate' }, ownerFields: [{ name: 'deliveryMethodTypes', type: 'multiselect', default: ['SHIPPING'] }] });
-    expect(byKey('sameLocation').ownerFields[0].options.map((o: any) => o.value)).toEqual(['SHIPPING', 'LOCAL', 'PICK_UP', 'PICKUP_POINT', 'RETAIL', 'NONE']);
+    expect(byKey('sameLocation')).toMatchObject({
+      supported: { update: 'recreate' },
+      ownerFields: [{ name: 'deliveryMethodTypes', type: 'multiselect', default: ['SHIPPING'] }],
+    });
+    expect(byKey('sameLocation').ownerFields[0].options.map((o: any) => o.value)).toEqual([
+      'SHIPPING',
+      'LOCAL',
+      'PICK_UP',
+      'PICKUP_POINT',
+      'RETAIL',
+      'NONE',
+    ]);
     expect(byKey('routing')).toMatchObject({ supported: { create: false, update: false, delete: false }, ownerFields: [] });
-    expect(byKey('hidePayment').fields[0]).toMatchObject({ type: 'select', options: [{ label: 'Cash on delivery', value: 'cod' }, { label: 'Bank transfer', value: 'bank' }] });
+    expect(byKey('hidePayment').fields[0]).toMatchObject({
+      type: 'select',
+      options: [
+        { label: 'Cash on delivery', value: 'cod' },
+        { label: 'Bank transfer', value: 'bank' },
+      ],
+    });
   });
 
   it('runs authorize on every request: a refused definition is hidden and its endpoints are 404', async () => {
@@ -98,7 +145,10 @@ describeEngines('functions: definitions', (get) => {
   it('answers 404 for an unknown handle and an unknown instance', async () => {
     expect((await t.api(instancesPath('ghost'))).status).toBe(404);
     expect((await t.api(instancesPath('ghost'), { method: 'POST', json: { config: {} } })).status).toBe(404);
-    const res = await t.api(instancesPath('hide-shipping', 'gid://shopify/DeliveryCustomization/999999'), { method: 'PUT', json: { title: 'x' } });
+    const res = await t.api(instancesPath('hide-shipping', 'gid://shopify/DeliveryCustomization/999999'), {
+      method: 'PUT',
+      json: { title: 'x' },
+    });
     expect(res.status).toBe(404);
     expect((await json(res)).body).toEqual({ error: 'Function instance not found' });
     expect((await t.api(instancesPath('hide-shipping', 'not-an-id'), { method: 'DELETE' })).status).toBe(404);
@@ -113,7 +163,9 @@ describeEngines('functions: definitions', (get) => {
     ] as const) {
       const res = await t.api(path, { method, json: method === 'POST' || method === 'PUT' ? { config: {} } : undefined });
       expect(res.status, `${method}`).toBe(400);
-      expect((await json(res)).body.error).toBe("Functions of type order_routing_location_rule have no platform mutation: their instances are managed in the platform's admin, not through the API");
+      expect((await json(res)).body.error).toBe(
+        "Functions of type order_routing_location_rule have no platform mutation: their instances are managed in the platform's admin, not through the API",
+      );
     }
   });
 
@@ -125,17 +177,30 @@ describeEngines('functions: definitions', (get) => {
     expect((await json(res)).body).toEqual({
       error: "Function with handle 'not-deployed' not found.",
       source: 'platform',
-      userErrors: [{ field: null, message: "Function with handle 'not-deployed' not found.", code: 'FUNCTION_NOT_FOUND', platformField: ['deliveryCustomization', 'functionHandle'] }],
+      userErrors: [
+        {
+          field: null,
+          message: "Function with handle 'not-deployed' not found.",
+          code: 'FUNCTION_NOT_FOUND',
+          platformField: ['deliveryCustomization', 'functionHandle'],
+        },
+      ],
     });
   });
 
   it('needs a JSON object body for create and update', async () => {
-    const res = await t.api(instancesPath('hide-shipping'), { method: 'POST', body: 'nope', headers: { 'content-type': 'application/json' } });
+    const res = await t.api(instancesPath('hide-shipping'), {
+      method: 'POST',
+      body: 'nope',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect((await json(res)).body).toEqual({ error: 'Request body must be JSON' });
     const list = await t.api(instancesPath('hide-shipping', '1'), { method: 'PUT', json: [{ title: 'x' }] });
     expect(list.status).toBe(400);
-    expect((await json(list)).body.userErrors).toEqual([{ field: null, message: 'The body must be a JSON object: { config, …owner fields }', code: 'INVALID' }]);
+    expect((await json(list)).body.userErrors).toEqual([
+      { field: null, message: 'The body must be a JSON object: { config, …owner fields }', code: 'INVALID' },
+    ]);
   });
 });
 

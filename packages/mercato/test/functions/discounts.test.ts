@@ -21,10 +21,16 @@ describeEngines('functions: discounts', (get) => {
 
   const post = (handle: string, body: unknown, shop?: string) => t.api(instancesPath(handle), { method: 'POST', json: body, shop });
   const put = (handle: string, id: string, body: unknown) => t.api(instancesPath(handle, id), { method: 'PUT', json: body });
-  const del = (handle: string, id: string, mode?: string) => t.api(`${instancesPath(handle, id)}${mode ? `?mode=${mode}` : ''}`, { method: 'DELETE' });
+  const del = (handle: string, id: string, mode?: string) =>
+    t.api(`${instancesPath(handle, id)}${mode ? `?mode=${mode}` : ''}`, { method: 'DELETE' });
 
   it('creates an automatic discount: 201 with the mutation payload and the instance; the config is the app metafield', async () => {
-    const res = await post('auto-only', { title: 'Spring sale', startsAt: '2026-03-01T00:00:00Z', combinesWith: { shippingDiscounts: true }, config: {} });
+    const res = await post('auto-only', {
+      title: 'Spring sale',
+      startsAt: '2026-03-01T00:00:00Z',
+      combinesWith: { shippingDiscounts: true },
+      config: {},
+    });
     expect(res.status).toBe(201);
     const body = (await json(res)).body;
     expect(body.mutation).toBe('discountAutomaticAppCreate');
@@ -45,20 +51,38 @@ describeEngines('functions: discounts', (get) => {
       handle: 'auto-only',
       type: 'discount',
       status: 'ACTIVE',
-      owner: { mode: 'automatic', title: 'Spring sale', endsAt: null, combinesWith: { orderDiscounts: false, productDiscounts: false, shippingDiscounts: true } },
+      owner: {
+        mode: 'automatic',
+        title: 'Spring sale',
+        endsAt: null,
+        combinesWith: { orderDiscounts: false, productDiscounts: false, shippingDiscounts: true },
+      },
       config: {},
       metafieldId: expect.stringMatching(/^gid:\/\/shopify\/Metafield\/\d+$/),
     });
     const [stored] = sim.state.functions.list('discount', SHOP);
-    expect(stored!.metafields).toEqual([expect.objectContaining({ namespace: `app--${sim.state.app().id}`, key: 'function-configuration', type: 'json', value: '{}' })]);
+    expect(stored!.metafields).toEqual([
+      expect.objectContaining({ namespace: `app--${sim.state.app().id}`, key: 'function-configuration', type: 'json', value: '{}' }),
+    ]);
   });
 
   it('creates, lists, updates and deletes a code discount of a two-mode function', async () => {
     const missingMode = await post('volume', { title: 'x', config: { percent: 5 } });
     expect(missingMode.status).toBe(400);
-    expect((await json(missingMode)).body).toEqual({ error: 'Field "mode" is required: automatic or code', source: 'mercato', userErrors: [{ field: ['mode'], message: 'Field "mode" is required: automatic or code', code: 'BLANK' }] });
+    expect((await json(missingMode)).body).toEqual({
+      error: 'Field "mode" is required: automatic or code',
+      source: 'mercato',
+      userErrors: [{ field: ['mode'], message: 'Field "mode" is required: automatic or code', code: 'BLANK' }],
+    });
 
-    const created = await post('volume', { mode: 'code', title: 'Welcome', code: 'HELLO10', usageLimit: '50', appliesOncePerCustomer: true, config: { percent: '10', note: 'first order' } });
+    const created = await post('volume', {
+      mode: 'code',
+      title: 'Welcome',
+      code: 'HELLO10',
+      usageLimit: '50',
+      appliesOncePerCustomer: true,
+      config: { percent: '10', note: 'first order' },
+    });
     expect(created.status).toBe(201);
     const { instance, mutation } = (await json(created)).body;
     expect(mutation).toBe('discountCodeAppCreate');
@@ -72,12 +96,22 @@ describeEngines('functions: discounts', (get) => {
       ['code', 'Welcome', { percent: 10, note: 'first order' }],
       ['automatic', 'Auto 5', { percent: 5 }],
     ]);
-    expect(list.instances[0]).toMatchObject({ id: instance.id, metafieldId: expect.stringMatching(/^gid:\/\/shopify\/Metafield\//), configError: null, status: 'ACTIVE' });
+    expect(list.instances[0]).toMatchObject({
+      id: instance.id,
+      metafieldId: expect.stringMatching(/^gid:\/\/shopify\/Metafield\//),
+      configError: null,
+      status: 'ACTIVE',
+    });
     // other functions' discounts and other shops are not listed
     expect((await json(await t.api(instancesPath('welcome')))).body.instances).toEqual([]);
     expect((await json(await t.api(instancesPath('volume'), { shop: OTHER_SHOP }))).body.instances).toEqual([]);
 
-    const updated = await put('volume', instance.id, { title: 'Welcome back', usageLimit: null, endsAt: '2030-01-01T00:00:00Z', config: { percent: 15 } });
+    const updated = await put('volume', instance.id, {
+      title: 'Welcome back',
+      usageLimit: null,
+      endsAt: '2030-01-01T00:00:00Z',
+      config: { percent: 15 },
+    });
     expect(updated.status).toBe(200);
     expect((await json(updated)).body).toEqual({ ok: true, id: instance.id, recreated: false });
     const after = (await json(await t.api(instancesPath('volume')))).body.instances[0];
@@ -115,15 +149,38 @@ describeEngines('functions: discounts', (get) => {
       source: 'platform',
       userErrors: [{ field: ['title'], message: "Title can't be blank", code: 'BLANK', platformField: ['automaticAppDiscount', 'title'] }],
     });
-    const backwards = (await json(await post('auto-only', { title: 'x', startsAt: '2026-05-01T00:00:00Z', endsAt: '2026-04-01T00:00:00Z', config: {} }))).body;
-    expect(backwards.userErrors).toEqual([{ field: ['endsAt'], message: 'Ends at needs to be after starts_at', code: 'END_DATE_BEFORE_START_DATE', platformField: ['automaticAppDiscount', 'endsAt'] }]);
+    const backwards = (
+      await json(await post('auto-only', { title: 'x', startsAt: '2026-05-01T00:00:00Z', endsAt: '2026-04-01T00:00:00Z', config: {} }))
+    ).body;
+    expect(backwards.userErrors).toEqual([
+      {
+        field: ['endsAt'],
+        message: 'Ends at needs to be after starts_at',
+        code: 'END_DATE_BEFORE_START_DATE',
+        platformField: ['automaticAppDiscount', 'endsAt'],
+      },
+    ]);
 
     await post('welcome', { title: 'First', code: 'TAKEN1', config: { percent: 5 } });
     const taken = await post('welcome', { title: 'Second', code: 'taken1', config: { percent: 5 } });
     expect(taken.status).toBe(400);
-    expect((await json(taken)).body.userErrors).toEqual([{ field: ['code'], message: 'Code must be unique. Please try a different code.', code: 'TAKEN', platformField: ['codeAppDiscount', 'code'] }]);
+    expect((await json(taken)).body.userErrors).toEqual([
+      {
+        field: ['code'],
+        message: 'Code must be unique. Please try a different code.',
+        code: 'TAKEN',
+        platformField: ['codeAppDiscount', 'code'],
+      },
+    ]);
     const zero = (await json(await post('welcome', { title: 'Third', code: 'ZERO', usageLimit: 0, config: { percent: 5 } }))).body;
-    expect(zero.userErrors).toEqual([{ field: ['usageLimit'], message: 'Usage limit must be greater than 0', code: 'GREATER_THAN', platformField: ['codeAppDiscount', 'usageLimit'] }]);
+    expect(zero.userErrors).toEqual([
+      {
+        field: ['usageLimit'],
+        message: 'Usage limit must be greater than 0',
+        code: 'GREATER_THAN',
+        platformField: ['codeAppDiscount', 'usageLimit'],
+      },
+    ]);
     const noCode = (await json(await post('welcome', { title: 'Fourth', config: { percent: 5 } }))).body;
     expect(noCode.userErrors[0]).toMatchObject({ field: ['code'], code: 'BLANK' });
     // an update the platform refuses changes nothing
@@ -136,7 +193,15 @@ describeEngines('functions: discounts', (get) => {
 
   it('checks config and owner-field shapes before calling the platform (400, source mercato)', async () => {
     const calls = sim.state.graphqlCalls.length;
-    const res = await post('volume', { mode: 'code', title: 7, code: 'X', startsAt: 'soon', combinesWith: { orderDiscounts: 'yes', everything: true }, colour: 'red', config: { percent: 'abc', extra: 1 } });
+    const res = await post('volume', {
+      mode: 'code',
+      title: 7,
+      code: 'X',
+      startsAt: 'soon',
+      combinesWith: { orderDiscounts: 'yes', everything: true },
+      colour: 'red',
+      config: { percent: 'abc', extra: 1 },
+    });
     expect(res.status).toBe(400);
     const body = (await json(res)).body;
     expect(body.source).toBe('mercato');
@@ -153,10 +218,15 @@ describeEngines('functions: discounts', (get) => {
     const missing = (await json(await post('volume', { mode: 'automatic', title: 'x', config: {} }))).body;
     expect(missing.userErrors).toEqual([{ field: ['config', 'percent'], message: 'Field "percent" is required', code: 'BLANK' }]);
     const tooMuch = (await json(await post('volume', { mode: 'automatic', title: 'x', config: { percent: 300 } }))).body;
-    expect(tooMuch.userErrors).toEqual([{ field: ['config', 'percent'], message: 'Field "percent": must be at most 100', code: 'INVALID' }]);
+    expect(tooMuch.userErrors).toEqual([
+      { field: ['config', 'percent'], message: 'Field "percent": must be at most 100', code: 'INVALID' },
+    ]);
     // code fields belong to code discounts
-    const codeOnAutomatic = (await json(await post('volume', { mode: 'automatic', title: 'x', code: 'NOPE', config: { percent: 5 } }))).body;
-    expect(codeOnAutomatic.userErrors).toEqual([{ field: ['code'], message: 'Field "code": only code discounts have it', code: 'INVALID' }]);
+    const codeOnAutomatic = (await json(await post('volume', { mode: 'automatic', title: 'x', code: 'NOPE', config: { percent: 5 } })))
+      .body;
+    expect(codeOnAutomatic.userErrors).toEqual([
+      { field: ['code'], message: 'Field "code": only code discounts have it', code: 'INVALID' },
+    ]);
     const badMode = (await json(await post('auto-only', { mode: 'code', title: 'x', config: {} }))).body;
     expect(badMode.userErrors).toEqual([{ field: ['mode'], message: 'Field "mode": must be one of automatic', code: 'INVALID' }]);
     expect(sim.state.graphqlCalls.length).toBe(calls); // nothing reached the platform

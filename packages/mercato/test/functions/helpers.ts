@@ -18,17 +18,44 @@ export const FUNCTIONS = {
       note: { type: 'text', label: 'Note', required: false },
     },
   }),
-  welcome: defineFunction({ type: 'discount', handle: 'welcome', discountModes: ['code'], fields: { percent: { type: 'number', label: 'Percent off' } } }),
+  welcome: defineFunction({
+    type: 'discount',
+    handle: 'welcome',
+    discountModes: ['code'],
+    fields: { percent: { type: 'number', label: 'Percent off' } },
+  }),
   autoOnly: defineFunction({ type: 'discount', handle: 'auto-only', fields: {} }),
   bundler: defineFunction({ type: 'cart_transform', handle: 'bundler', fields: { size: { type: 'number', label: 'Bundle size' } } }),
-  hideShipping: defineFunction({ type: 'delivery_customization', handle: 'hide-shipping', fields: { keyword: { type: 'text', label: 'Hide options containing' } } }),
+  hideShipping: defineFunction({
+    type: 'delivery_customization',
+    handle: 'hide-shipping',
+    fields: { keyword: { type: 'text', label: 'Hide options containing' } },
+  }),
   hidePayment: defineFunction({
     type: 'payment_customization',
     handle: 'hide-payment',
-    fields: { method: { type: 'select', label: 'Method', options: [{ label: 'Cash on delivery', value: 'cod' }, { label: 'Bank transfer', value: 'bank' }] } },
+    fields: {
+      method: {
+        type: 'select',
+        label: 'Method',
+        options: [
+          { label: 'Cash on delivery', value: 'cod' },
+          { label: 'Bank transfer', value: 'bank' },
+        ],
+      },
+    },
   }),
-  minQty: defineFunction({ type: 'checkout_validation', handle: 'min-qty', title: 'Minimum quantity', fields: { min: { type: 'number', label: 'Minimum' }, strict: { type: 'checkbox', label: 'Strict', required: false } } }),
-  sameLocation: defineFunction({ type: 'fulfillment_constraint', handle: 'same-location', fields: { tag: { type: 'text', label: 'Product tag' } } }),
+  minQty: defineFunction({
+    type: 'checkout_validation',
+    handle: 'min-qty',
+    title: 'Minimum quantity',
+    fields: { min: { type: 'number', label: 'Minimum' }, strict: { type: 'checkbox', label: 'Strict', required: false } },
+  }),
+  sameLocation: defineFunction({
+    type: 'fulfillment_constraint',
+    handle: 'same-location',
+    fields: { tag: { type: 'text', label: 'Product tag' } },
+  }),
   routing: defineFunction({ type: 'order_routing_location_rule', handle: 'nearest', fields: {} }),
   private: defineFunction({ type: 'cart_transform', handle: 'private', fields: {}, authorize: ({ shop }) => shop !== OTHER_SHOP }),
   notDeployed: defineFunction({ type: 'delivery_customization', handle: 'not-deployed', fields: {} }),
@@ -70,4 +97,5 @@ export async function startFunctionsRuntime(db: Database, sim: PlatformSim, page
 }
 
 /** `/api/functions/<handle>/instances[/<id>]`, the id URL-encoded. */
-export const instancesPath = (handle: string, id?: string) => `/api/functions/${handle}/instances${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;
+export const instancesPath = (handle: string, id?: string) =>
+  `/api/functions/${handle}/instances${id === undefined ? '' : `/${encodeURIComponent(id)}`}`;

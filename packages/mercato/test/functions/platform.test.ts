@@ -49,7 +49,9 @@ describeEngines('functions: mercato dev', (get) => {
   it('deploys the config’s function handles on the simulator, so instances can be managed at once', async () => {
     const app = { handle: 'default', apiKey: TEST_API_KEY, apiSecret: TEST_API_SECRET, appUrl: null };
     dev!.attach({ apps: [app], scopes: null }, 'http://127.0.0.1:9', FUNCTIONS);
-    const { functions } = (await (await fetch(`${dev!.url}/__sim/functions`)).json()) as { functions: Array<{ handle: string; apiType: string; apiKey: string }> };
+    const { functions } = (await (await fetch(`${dev!.url}/__sim/functions`)).json()) as {
+      functions: Array<{ handle: string; apiType: string; apiKey: string }>;
+    };
     expect(functions.map((f) => [f.handle, f.apiType])).toEqual([
       ['volume', 'discount'],
       ['welcome', 'discount'],

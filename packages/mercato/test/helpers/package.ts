@@ -63,7 +63,12 @@ process.once('exit', () => {
 });
 
 function spawnGroup(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): ChildProcess {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? childEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? childEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const pid = child.pid;
   if (pid) {
     liveGroups.add(pid);
@@ -91,7 +96,11 @@ export function describeResult(r: CommandResult): string {
 }
 
 /** Runs a command to its end (its process group is killed after `timeoutMs`). */
-export function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CommandResult> {
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<CommandResult> {
   const started = Date.now();
   const shown = [command, ...args].join(' ');
   return new Promise((resolveResult, reject) => {
@@ -116,7 +125,11 @@ export function run(command: string, args: string[], options: { cwd: string; env
 }
 
 /** Runs a command and throws (with its output) unless it exits 0. */
-export async function runOk(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CommandResult> {
+export async function runOk(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<CommandResult> {
   const r = await run(command, args, options);
   if (r.code !== 0) throw new Error(`command failed (in ${options.cwd}):\n${describeResult(r)}`);
   return r;
@@ -167,9 +180,22 @@ export function startBackground(command: string, args: string[], options: { cwd:
         const check = () => {
           const m = new RegExp(pattern.source, pattern.flags.replace('g', '')).exec(stdout.slice(from));
           if (m) return done(() => resolveMatch(m));
-          if (exit) return done(() => reject(new Error(`\`${shown}\` exited (${exit!.code ?? exit!.signal}) before printing ${pattern}:\n${stdout}\n--- stderr\n${stderr}`)));
+          if (exit)
+            return done(() =>
+              reject(
+                new Error(
+                  `\`${shown}\` exited (${exit!.code ?? exit!.signal}) before printing ${pattern}:\n${stdout}\n--- stderr\n${stderr}`,
+                ),
+              ),
+            );
         };
-        const timer = setTimeout(() => done(() => reject(new Error(`\`${shown}\` did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n--- stderr\n${stderr}`))), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            done(() =>
+              reject(new Error(`\`${shown}\` did not print ${pattern} within ${timeoutMs} ms:\n${stdout}\n--- stderr\n${stderr}`)),
+            ),
+          timeoutMs,
+        );
         const done = (settle: () => void) => {
           clearTimeout(timer);
           listeners.delete(check);
@@ -244,7 +270,8 @@ const memo = new Map<string, Promise<unknown>>();
 
 function runDir(): string {
   const dir = inject('mercatoPackageDir');
-  if (!dir || !existsSync(dir)) throw new Error('mercatoPackageDir is not provided: run the tests with the workspace vitest.config.ts (its global setup provides it)');
+  if (!dir || !existsSync(dir))
+    throw new Error('mercatoPackageDir is not provided: run the tests with the workspace vitest.config.ts (its global setup provides it)');
   return dir;
 }
 
@@ -283,7 +310,8 @@ function oncePerRun<T>(name: string, make: (dir: string) => Promise<T>, timeoutM
         } catch {
           // the owner has not written its pid yet
         }
-        if (owner && !isAlive(owner) && !existsSync(result)) throw new Error(`${name}: the test process that was making it (pid ${owner}) ended without a result`);
+        if (owner && !isAlive(owner) && !existsSync(result))
+          throw new Error(`${name}: the test process that was making it (pid ${owner}) ended without a result`);
         if (Date.now() > deadline) throw new Error(`${name}: still not ready after ${timeoutMs} ms (made by pid ${owner || '?'})`);
         await sleep(250);
         continue;
@@ -321,9 +349,14 @@ export function packedPackage(): Promise<PackedPackage> {
     async (dir) => {
       const dest = join(dir, 'pack');
       mkdirSync(dest, { recursive: true });
-      const packed = await runOk('npm', ['pack', '--pack-destination', dest, '--loglevel=error'], { cwd: PACKAGE_ROOT, env: childEnv(), timeoutMs: 300_000 });
+      const packed = await runOk('npm', ['pack', '--pack-destination', dest, '--loglevel=error'], {
+        cwd: PACKAGE_ROOT,
+        env: childEnv(),
+        timeoutMs: 300_000,
+      });
       const tarballs = readdirSync(dest).filter((f) => f.endsWith('.tgz'));
-      if (tarballs.length !== 1) throw new Error(`npm pack wrote ${tarballs.length} tarballs in ${dest}: ${tarballs.join(', ')}\n${describeResult(packed)}`);
+      if (tarballs.length !== 1)
+        throw new Error(`npm pack wrote ${tarballs.length} tarballs in ${dest}: ${tarballs.join(', ')}\n${describeResult(packed)}`);
       const tarball = join(dest, tarballs[0]!);
       const listing = await runOk('tar', ['-tzf', tarball], { cwd: dest, timeoutMs: 60_000 });
       const files = listing.stdout
@@ -359,7 +392,10 @@ export function installedPackage(): Promise<InstalledPackage> {
       const target = join(dir, 'installed');
       mkdirSync(target);
       assertOutsideWorkspace(target);
-      writeFileSync(join(target, 'package.json'), `${JSON.stringify({ name: 'installed-mercato', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+      writeFileSync(
+        join(target, 'package.json'),
+        `${JSON.stringify({ name: 'installed-mercato', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+      );
       const zod = MERCATO_PKG.dependencies.zod;
       const r = await runOk('npm', ['install', tarball, `zod@${zod}`, ...NPM_QUIET], { cwd: target, env: childEnv(), timeoutMs: 300_000 });
       return { dir: target, tarball, ms: r.ms };
@@ -378,7 +414,11 @@ export function npmInstall(cwd: string, env: NodeJS.ProcessEnv = childEnv()): Pr
 
 /** Mints a session token for `shop` at the admin preview, as the preview page does. */
 export async function previewToken(base: string, shop: string): Promise<string> {
-  const res = await fetch(`${base}/__mercato/preview/session-token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ shop }) });
+  const res = await fetch(`${base}/__mercato/preview/session-token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ shop }),
+  });
   if (res.status !== 200) throw new Error(`session-token for ${shop}: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { token: string }).token;
 }

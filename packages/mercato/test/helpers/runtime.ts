@@ -36,7 +36,11 @@ export interface TestRuntime {
   close(): Promise<void>;
 }
 
-export async function startTestRuntime(instance: MercatoInstance<any, any>, db: Database, options: TestRuntimeOptions = {}): Promise<TestRuntime> {
+export async function startTestRuntime(
+  instance: MercatoInstance<any, any>,
+  db: Database,
+  options: TestRuntimeOptions = {},
+): Promise<TestRuntime> {
   const projectDir = mkdtempSync(join(tmpdir(), 'mercato-test-'));
   const runtime = await createRuntime({
     instance,
@@ -73,14 +77,20 @@ export async function startTestRuntime(instance: MercatoInstance<any, any>, db: 
 }
 
 /** Polls the run until `predicate` holds (default: a final state). */
-export async function waitForRun(db: Database, runId: string, predicate: (r: { status: string; attempt: number }) => boolean = (r) => ['completed', 'failed', 'canceled'].includes(r.status), timeoutMs = 10_000) {
+export async function waitForRun(
+  db: Database,
+  runId: string,
+  predicate: (r: { status: string; attempt: number }) => boolean = (r) => ['completed', 'failed', 'canceled'].includes(r.status),
+  timeoutMs = 10_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [row] = await db.query<{ status: string; attempt: number; error: any; output: any; lost_leases: number }>(
       sql`select status, attempt - attempt_base as attempt, error, output, lost_leases from runs where id = ${runId}::uuid`,
     );
     if (row && predicate(row)) return row;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not reach the expected state in ${timeoutMs} ms (last: ${JSON.stringify(row)})`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${runId} did not reach the expected state in ${timeoutMs} ms (last: ${JSON.stringify(row)})`);
     await new Promise((r) => setTimeout(r, 15));
   }
 }

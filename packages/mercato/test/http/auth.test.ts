@@ -22,7 +22,15 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
 
 function claims(overrides: Record<string, unknown> = {}) {
   const now = nowS();
-  return { iss: `https://${SHOP}/admin`, dest: `https://${SHOP}`, aud: DEFAULT_APP.apiKey, exp: now + 60, nbf: now, iat: now, ...overrides };
+  return {
+    iss: `https://${SHOP}/admin`,
+    dest: `https://${SHOP}`,
+    aud: DEFAULT_APP.apiKey,
+    exp: now + 60,
+    nbf: now,
+    iat: now,
+    ...overrides,
+  };
 }
 
 describe('session-token authentication over HTTP', () => {
@@ -55,7 +63,10 @@ describe('session-token authentication over HTTP', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ appHandle: 'wholesale', shop: 'other-shop.myshopify.com', apiKey: OTHER_APP.apiKey });
     // aud names the other app but the token is signed with the default app's secret.
-    await expect401(await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ aud: OTHER_APP.apiKey }), DEFAULT_APP.apiSecret))), 'Invalid session token signature');
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ aud: OTHER_APP.apiKey }), DEFAULT_APP.apiSecret))),
+      'Invalid session token signature',
+    );
   });
 
   it('401 without an Authorization header', async () => {
@@ -64,7 +75,10 @@ describe('session-token authentication over HTTP', () => {
   });
 
   it('401 for a scheme other than Bearer', async () => {
-    await expect401(await whoami({ authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }), 'Authorization must be "Bearer <session token>"');
+    await expect401(
+      await whoami({ authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }),
+      'Authorization must be "Bearer <session token>"',
+    );
     await expect401(await whoami({ authorization: tokenFor() }), 'Authorization must be "Bearer <session token>"');
     await expect401(await whoami({ authorization: 'Bearer' }), 'Authorization must be "Bearer <session token>"');
   });
@@ -95,7 +109,10 @@ describe('session-token authentication over HTTP', () => {
   });
 
   it('401 for an aud that is no app of ours', async () => {
-    await expect401(await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ aud: 'someone-else' }), DEFAULT_APP.apiSecret))), 'Session token audience is not an app of this service');
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ aud: 'someone-else' }), DEFAULT_APP.apiSecret))),
+      'Session token audience is not an app of this service',
+    );
   });
 
   it('401 when expired beyond the leeway; accepted within it', async () => {
@@ -107,7 +124,10 @@ describe('session-token authentication over HTTP', () => {
 
   it('401 when nbf is in the future beyond the leeway; accepted within it', async () => {
     const now = nowS();
-    await expect401(await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ nbf: now + 60, exp: now + 120 }), DEFAULT_APP.apiSecret))), 'Session token not yet valid');
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ nbf: now + 60, exp: now + 120 }), DEFAULT_APP.apiSecret))),
+      'Session token not yet valid',
+    );
     const res = await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ nbf: now + 3 }), DEFAULT_APP.apiSecret)));
     expect(res.status).toBe(200);
   });
@@ -122,7 +142,10 @@ describe('session-token authentication over HTTP', () => {
 
   it('401 for a platform access token and for an MCP-like opaque token', async () => {
     await expect401(await whoami(bearer(`shpat_${randomBytes(16).toString('hex')}`)), 'Malformed session token');
-    await expect401(await whoami(bearer(`mcp_${randomBytes(6).toString('hex')}_${randomBytes(24).toString('base64url')}`)), 'Malformed session token');
+    await expect401(
+      await whoami(bearer(`mcp_${randomBytes(6).toString('hex')}_${randomBytes(24).toString('base64url')}`)),
+      'Malformed session token',
+    );
   });
 
   it('authenticates before answering 404 for unknown /api paths', async () => {

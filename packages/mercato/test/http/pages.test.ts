@@ -36,12 +36,16 @@ describe('GET /api/pages', () => {
     await start({ flows: 'visible', providers: 'hidden', crons: 'disabled', functions: 'visible', mcp: 'hidden' });
     const res = await get('/api/pages');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ pages: { flows: 'visible', providers: 'hidden', crons: 'disabled', functions: 'visible', mcp: 'hidden' } });
+    expect(await res.json()).toEqual({
+      pages: { flows: 'visible', providers: 'hidden', crons: 'disabled', functions: 'visible', mcp: 'hidden' },
+    });
   });
 
   it('defaults every page to visible', async () => {
     await start({});
-    expect(await (await get('/api/pages')).json()).toEqual({ pages: { flows: 'visible', providers: 'visible', crons: 'visible', functions: 'visible', mcp: 'visible' } });
+    expect(await (await get('/api/pages')).json()).toEqual({
+      pages: { flows: 'visible', providers: 'visible', crons: 'visible', functions: 'visible', mcp: 'visible' },
+    });
   });
 
   it('stays available when every page is disabled', async () => {

@@ -106,10 +106,18 @@ describe('HTTP server', () => {
   it('accepts JSON bodies up to 1 MB and refuses larger ones with 413', async () => {
     const json = (n: number) => JSON.stringify({ data: 'a'.repeat(n - 11) });
     expect(json(100).length).toBe(100);
-    let res = await call('/api/test/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: json(MAX_API_BODY_BYTES) });
+    let res = await call('/api/test/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: json(MAX_API_BODY_BYTES),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ length: MAX_API_BODY_BYTES - 11 });
-    res = await call('/api/test/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: json(MAX_API_BODY_BYTES + 1) });
+    res = await call('/api/test/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: json(MAX_API_BODY_BYTES + 1),
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({ error: `Request body must be at most ${MAX_API_BODY_BYTES} bytes` });
     // Without a Content-Length (chunked), the limit is enforced while reading.
@@ -120,7 +128,12 @@ describe('HTTP server', () => {
         controller.close();
       },
     });
-    res = await call('/api/test/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    res = await call('/api/test/echo', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
   });
 
@@ -132,7 +145,9 @@ describe('HTTP server', () => {
 
   it('writes an access log line without headers or query strings', async () => {
     const token = tokenFor();
-    const res = await fetch(`${server.url}/api/test/me?token=querysecret`, { headers: { ...bearer(token), 'x-request-id': 'log-check-1' } });
+    const res = await fetch(`${server.url}/api/test/me?token=querysecret`, {
+      headers: { ...bearer(token), 'x-request-id': 'log-check-1' },
+    });
     expect(res.status).toBe(200);
     const line = captured.lines.find((l) => l.msg === 'request' && l.requestId === 'log-check-1');
     expect(line).toMatchObject({ level: 20, method: 'GET', path: '/api/test/me', status: 200 });
@@ -154,7 +169,13 @@ describe('HTTP server', () => {
 describeEngines('GET /healthz', (getDb) => {
   it('reports the database up, then down once it is closed', async () => {
     const { db } = getDb();
-    const app = createHttpApp({ config: { pages: { flows: 'disabled', providers: 'disabled', crons: 'disabled', functions: 'disabled', mcp: 'disabled' } }, platform: makePlatform([DEFAULT_APP]), db, logger: capturingLogger().logger, version: '1.2.3' });
+    const app = createHttpApp({
+      config: { pages: { flows: 'disabled', providers: 'disabled', crons: 'disabled', functions: 'disabled', mcp: 'disabled' } },
+      platform: makePlatform([DEFAULT_APP]),
+      db,
+      logger: capturingLogger().logger,
+      version: '1.2.3',
+    });
     const server = await startHttpServer(app, { port: 0, hostname: '127.0.0.1' });
     try {
       let res = await fetch(`${server.url}/healthz`);

@@ -1,12 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  SESSION_TOKEN_LEEWAY_SECONDS,
-  isShopDomain,
-  signJwt,
-  signSessionToken,
-  verifySessionToken,
-} from '../../src/http/session-token.ts';
+import { SESSION_TOKEN_LEEWAY_SECONDS, isShopDomain, signJwt, signSessionToken, verifySessionToken } from '../../src/http/session-token.ts';
 import { DEFAULT_APP, SHOP, makeApp, makePlatform } from './helpers.ts';
 
 const NOW = 1_800_000_000;
@@ -36,7 +30,14 @@ describe('signSessionToken / verifySessionToken', () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.tenant).toEqual({ appHandle: 'default', shop: SHOP, app: DEFAULT_APP });
-    expect(result.claims).toMatchObject({ aud: DEFAULT_APP.apiKey, sub: '42', iss: `https://${SHOP}/admin`, dest: `https://${SHOP}`, exp: NOW + 60, nbf: NOW });
+    expect(result.claims).toMatchObject({
+      aud: DEFAULT_APP.apiKey,
+      sub: '42',
+      iss: `https://${SHOP}/admin`,
+      dest: `https://${SHOP}`,
+      exp: NOW + 60,
+      nbf: NOW,
+    });
     const [header] = token.split('.');
     expect(JSON.parse(Buffer.from(header!, 'base64url').toString())).toEqual({ alg: 'HS256', typ: 'JWT' });
   });
@@ -91,7 +92,9 @@ describe('signSessionToken / verifySessionToken', () => {
   it('rejects a tampered payload', async () => {
     const token = signJwt({ alg: 'HS256' }, claims(), DEFAULT_APP.apiSecret);
     const [h, , sig] = token.split('.');
-    const forged = Buffer.from(JSON.stringify(claims({ dest: 'https://victim.myshopify.com', iss: 'https://victim.myshopify.com/admin' }))).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify(claims({ dest: 'https://victim.myshopify.com', iss: 'https://victim.myshopify.com/admin' })),
+    ).toString('base64url');
     expect(await reason(`${h}.${forged}.${sig}`)).toBe('signature');
     expect(await reason(`${token}x`)).toBe('signature');
     expect(await reason(token.slice(0, -1))).toBe('signature');
@@ -115,7 +118,17 @@ describe('signSessionToken / verifySessionToken', () => {
   });
 
   it('treats non-JWT strings as malformed', async () => {
-    for (const token of ['', 'abc', 'a.b', 'a.b.c.d', 'shpat_0123456789abcdef0123456789abcdef', 'a..c', 'a.b.c', '!!.??.**', 'mcp_AbC123.secretpart']) {
+    for (const token of [
+      '',
+      'abc',
+      'a.b',
+      'a.b.c.d',
+      'shpat_0123456789abcdef0123456789abcdef',
+      'a..c',
+      'a.b.c',
+      '!!.??.**',
+      'mcp_AbC123.secretpart',
+    ]) {
       expect(await reason(token), token).toBe('malformed');
     }
     const payloadArray = `${Buffer.from('{"alg":"HS256"}').toString('base64url')}.${Buffer.from('[1]').toString('base64url')}.abc`;
@@ -125,7 +138,16 @@ describe('signSessionToken / verifySessionToken', () => {
   it('recognises shop domains', () => {
     expect(isShopDomain('demo-1.myshopify.com')).toBe(true);
     expect(isShopDomain('a.myshopify.com')).toBe(true);
-    for (const bad of ['Demo.myshopify.com', '-x.myshopify.com', 'x.myshopify.com.evil.com', 'myshopify.com', 'x.y.myshopify.com', 'x_y.myshopify.com', 'example.com', '']) {
+    for (const bad of [
+      'Demo.myshopify.com',
+      '-x.myshopify.com',
+      'x.myshopify.com.evil.com',
+      'myshopify.com',
+      'x.y.myshopify.com',
+      'x_y.myshopify.com',
+      'example.com',
+      '',
+    ]) {
       expect(isShopDomain(bad), bad).toBe(false);
     }
   });

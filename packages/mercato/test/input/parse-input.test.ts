@@ -13,7 +13,10 @@ const thrown = (fn: () => unknown) => {
 };
 
 describe('parseInput: zod checks → InvalidInputError { error, field, issues }', () => {
-  const body = z.strictObject({ name: z.string({ error: 'must be a string' }), limit: z.number().int().min(1, { error: 'must be at least 1' }).optional() });
+  const body = z.strictObject({
+    name: z.string({ error: 'must be a string' }),
+    limit: z.number().int().min(1, { error: 'must be at least 1' }).optional(),
+  });
 
   it('returns the parsed value', () => {
     expect(parseInput(body, { name: 'a', limit: 2 })).toEqual({ name: 'a', limit: 2 });
@@ -33,7 +36,9 @@ describe('parseInput: zod checks → InvalidInputError { error, field, issues }'
 
   it('an unknown key is "<key>: unknown field" (or query parameter), with the prefix', () => {
     expect(thrown(() => parseInput(body, { name: 'a', extra: 1 })).message).toBe('extra: unknown field');
-    expect(thrown(() => parseInput(body, { name: 'a', extra: 1 }, { unknownKey: 'query parameter' })).message).toBe('extra: unknown query parameter');
+    expect(thrown(() => parseInput(body, { name: 'a', extra: 1 }, { unknownKey: 'query parameter' })).message).toBe(
+      'extra: unknown query parameter',
+    );
     const nested = thrown(() => parseInput(body, { name: 'a', x: 1 }, { prefix: 'retryPolicy' }));
     expect([nested.message, nested.field]).toEqual(['retryPolicy.x: unknown field', 'retryPolicy.x']);
   });

@@ -69,7 +69,12 @@ describeEngines('logs API', (get) => {
       get().db,
       runId,
       SHOP,
-      Array.from({ length: 120 }, (_, i) => ({ level: (['info', 'warn', 'error'] as const)[i % 3], message: `line ${i + 1}`, data: { n: i + 1 }, step: `s${i % 4}` })),
+      Array.from({ length: 120 }, (_, i) => ({
+        level: (['info', 'warn', 'error'] as const)[i % 3],
+        message: `line ${i + 1}`,
+        data: { n: i + 1 },
+        step: `s${i % 4}`,
+      })),
     );
   });
   afterAll(async () => {
@@ -88,7 +93,9 @@ describeEngines('logs API', (get) => {
       ['info', 'starting', { orderId: 7 }, null, 1, false],
     ]);
     expect(Date.parse(body.logs[0].createdAt)).toBeGreaterThan(Date.now() - 60_000);
-    expect((await logs(started.runId, '?q=orderId%3D7%20level%3Aerror')).body.logs.map((l: any) => l.message)).toEqual(['giving up on order 7']);
+    expect((await logs(started.runId, '?q=orderId%3D7%20level%3Aerror')).body.logs.map((l: any) => l.message)).toEqual([
+      'giving up on order 7',
+    ]);
   });
 
   it('pages with limit/offset and with the before cursor; total counts every match and ignores paging', async () => {
@@ -178,7 +185,7 @@ describeEngines('logs API', (get) => {
     expect(paged.body.logs.map((l: any) => l.message)).toEqual(['line 120', 'line 119', 'line 117', 'line 116']);
   });
 
-  it('another tenant\'s run, an unknown id and a malformed id are 404 on search and export', async () => {
+  it("another tenant's run, an unknown id and a malformed id are 404 on search and export", async () => {
     const foreign = await insertRun(get().db, OTHER_SHOP);
     await insertLines(get().db, foreign, OTHER_SHOP, [{ level: 'info', message: 'secret' }]);
     for (const path of [`/api/runs/${runId}/logs`, `/api/runs/${runId}/logs/export`]) {
@@ -201,7 +208,13 @@ describeEngines('logs API', (get) => {
       get().db,
       run,
       SHOP,
-      tricky.map((message, i) => ({ level: 'info' as const, message, data: i === 1 ? { note: 'x,"y"' } : undefined, step: i === 2 ? '=step' : null, attempt: 2 })),
+      tricky.map((message, i) => ({
+        level: 'info' as const,
+        message,
+        data: i === 1 ? { note: 'x,"y"' } : undefined,
+        step: i === 2 ? '=step' : null,
+        attempt: 2,
+      })),
     );
     const res = await t.api(`/api/runs/${run}/logs/export?format=csv`);
     expect(res.status).toBe(200);
@@ -209,7 +222,18 @@ describeEngines('logs API', (get) => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="run-${run}-logs.csv"`);
     const rows = parseCsv(await res.text());
     expect(rows[0]).toEqual(['id', 'createdAt', 'level', 'step', 'attempt', 'message', 'data']);
-    expect(rows.slice(1).map((r) => r[5])).toEqual(['plain', 'a, b', 'say "hi"', 'two\nlines', 'cr\r\nlf', "'=SUM(A1:A2)", "'+1", "'-2", "'@cmd", ' =not first']);
+    expect(rows.slice(1).map((r) => r[5])).toEqual([
+      'plain',
+      'a, b',
+      'say "hi"',
+      'two\nlines',
+      'cr\r\nlf',
+      "'=SUM(A1:A2)",
+      "'+1",
+      "'-2",
+      "'@cmd",
+      ' =not first',
+    ]);
     expect(rows[1]).toEqual([String(lineIds[0]), expect.stringMatching(/^\d{4}-\d\d-\d\dT/), 'info', '', '2', 'plain', '']);
     expect(rows[2][6]).toBe('{"note":"x,\\"y\\""}');
     expect(rows[3][3]).toBe("'=step");
@@ -235,8 +259,14 @@ describeEngines('logs API', (get) => {
   it('export validates its parameters before the download starts', async () => {
     expect(await t.api(`/api/runs/${runId}/logs/export?levels=debug`).then(json)).toMatchObject({ status: 400, body: { field: 'levels' } });
     expect(await t.api(`/api/runs/${runId}/logs/export?limit=5`).then(json)).toMatchObject({ status: 400, body: { field: 'limit' } });
-    expect(await t.api(`/api/runs/${runId}/logs/export?q=${encodeURIComponent('"open')}`).then(json)).toMatchObject({ status: 400, body: { field: 'q', position: 0 } });
-    expect(await t.api(`/api/runs/${runId}/logs/export?q=${encodeURIComponent('/[/')}`).then(json)).toMatchObject({ status: 400, body: { field: 'q', position: 0 } });
+    expect(await t.api(`/api/runs/${runId}/logs/export?q=${encodeURIComponent('"open')}`).then(json)).toMatchObject({
+      status: 400,
+      body: { field: 'q', position: 0 },
+    });
+    expect(await t.api(`/api/runs/${runId}/logs/export?q=${encodeURIComponent('/[/')}`).then(json)).toMatchObject({
+      status: 400,
+      body: { field: 'q', position: 0 },
+    });
   });
 
   it('export streams: 20,000 lines arrive complete and in order, chunked, in CSV and in JSON', async () => {

@@ -47,14 +47,23 @@ export async function insertManyLines(db: Database, runId: string, shop: string 
 /** The lines of the grammar tests, oldest first; `at` spreads them one minute apart on 2026-11-01. */
 export const LINES: Line[] = (
   [
-  { level: 'info', message: 'Starting sync', data: { orderId: 1001, customer: { id: 42, name: 'Jane Doe' }, total: 99.5, paid: true, items: [{ sku: 'AB-1' }] } },
-  { level: 'info', message: 'Fetched 10 orders', data: { count: 10 }, step: 'fetch' },
-  { level: 'warn', message: 'Slow response: 1500ms', data: { ms: 1500, orderId: '1002' }, step: 'fetch' },
-  { level: 'error', message: 'Payment failed for order 1001', data: { orderId: 1001, reason: 'card_declined', coupon: null }, step: 'charge' },
-  { level: 'info', message: 'Retrying 50%_done', data: { orderId: 1003, total: 10, when: '2026-11-05' }, step: 'charge', attempt: 2 },
-  { level: 'warn', message: 'Timeout after 3000ms', data: { ms: 3000 }, step: 'push:1', attempt: 2 },
-  { level: 'info', message: 'health check ok', step: 'push:2', attempt: 2 },
-  { level: 'error', message: 'PAYMENT FAILED again', data: { orderId: 1001, customer: { id: '42' } }, step: 'charge', attempt: 2 },
-  { level: 'info', message: 'Done C:3 (a/b) "quoted"', data: { total: 1000, when: '2026-10-30', paid: 'true' }, attempt: 3 },
+    {
+      level: 'info',
+      message: 'Starting sync',
+      data: { orderId: 1001, customer: { id: 42, name: 'Jane Doe' }, total: 99.5, paid: true, items: [{ sku: 'AB-1' }] },
+    },
+    { level: 'info', message: 'Fetched 10 orders', data: { count: 10 }, step: 'fetch' },
+    { level: 'warn', message: 'Slow response: 1500ms', data: { ms: 1500, orderId: '1002' }, step: 'fetch' },
+    {
+      level: 'error',
+      message: 'Payment failed for order 1001',
+      data: { orderId: 1001, reason: 'card_declined', coupon: null },
+      step: 'charge',
+    },
+    { level: 'info', message: 'Retrying 50%_done', data: { orderId: 1003, total: 10, when: '2026-11-05' }, step: 'charge', attempt: 2 },
+    { level: 'warn', message: 'Timeout after 3000ms', data: { ms: 3000 }, step: 'push:1', attempt: 2 },
+    { level: 'info', message: 'health check ok', step: 'push:2', attempt: 2 },
+    { level: 'error', message: 'PAYMENT FAILED again', data: { orderId: 1001, customer: { id: '42' } }, step: 'charge', attempt: 2 },
+    { level: 'info', message: 'Done C:3 (a/b) "quoted"', data: { total: 1000, when: '2026-10-30', paid: 'true' }, attempt: 3 },
   ] as Line[]
 ).map((l, i) => ({ ...l, at: `2026-11-01T00:${String(i).padStart(2, '0')}:00Z` }));

@@ -11,12 +11,17 @@ describeEngines('logger', (get) => {
     const lines: string[] = [];
     return { lines, logger: createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } }) };
   };
-  const failingInsert = () => sql`insert into runs (app_handle, flow_name, trigger, input, retry_policy, status) values ('default', 'f', 'api', ${JSON.stringify({ apiKey: SECRET })}::jsonb, '{}'::jsonb, 'bogus')`;
+  const failingInsert = () =>
+    sql`insert into runs (app_handle, flow_name, trigger, input, retry_policy, status) values ('default', 'f', 'api', ${JSON.stringify({ apiKey: SECRET })}::jsonb, '{}'::jsonb, 'bogus')`;
 
   it('strips query parameters from a database error (the driver error and the drizzle wrapper alike)', async () => {
     const { lines, logger } = capture();
-    const driverError = await get().db.query(failingInsert()).catch((e: unknown) => e);
-    const drizzleError = await get().db.orm.execute(failingInsert()).catch((e: unknown) => e);
+    const driverError = await get()
+      .db.query(failingInsert())
+      .catch((e: unknown) => e);
+    const drizzleError = await get()
+      .db.orm.execute(failingInsert())
+      .catch((e: unknown) => e);
     for (const error of [driverError, drizzleError]) expect(error).toBeInstanceOf(Error);
     logger.error({ err: driverError, runId: 'r1' }, 'write failed');
     logger.warn({ error: drizzleError }, 'write failed again');

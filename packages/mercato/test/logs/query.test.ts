@@ -87,7 +87,9 @@ describe('log query parser', () => {
 
   it('regular expressions: /pattern/ and /pattern/i, with \\/ for a slash; other escapes kept', () => {
     expect(where('/time(out)?\\s+\\d+/')).toEqual({ kind: 'regex', pattern: 'time(out)?\\s+\\d+', caseInsensitive: false, position: 0 });
-    expect(where('x /a\\/b c/i')).toMatchObject({ items: [{ kind: 'text' }, { kind: 'regex', pattern: 'a/b c', caseInsensitive: true, position: 2 }] });
+    expect(where('x /a\\/b c/i')).toMatchObject({
+      items: [{ kind: 'text' }, { kind: 'regex', pattern: 'a/b c', caseInsensitive: true, position: 2 }],
+    });
     expect(regexesOf(where('/a/ (b OR -/c/)')).map((r) => r.pattern)).toEqual(['a', 'c']);
   });
 
@@ -116,7 +118,12 @@ describe('log query parser', () => {
     expect(where('orderId=1001')).toEqual({ kind: 'data', path: ['orderId'], op: '=', value: { type: 'number', raw: '1001' } });
     expect(where('data.customer.id=42')).toEqual({ kind: 'data', path: ['customer', 'id'], op: '=', value: { type: 'number', raw: '42' } });
     expect(where('customer.id=42')).toEqual(where('data.customer.id=42'));
-    expect(where('items.0.sku=AB-1')).toEqual({ kind: 'data', path: ['items', '0', 'sku'], op: '=', value: { type: 'string', value: 'AB-1' } });
+    expect(where('items.0.sku=AB-1')).toEqual({
+      kind: 'data',
+      path: ['items', '0', 'sku'],
+      op: '=',
+      value: { type: 'string', value: 'AB-1' },
+    });
     expect(where('orderId="1001"')).toEqual({ kind: 'data', path: ['orderId'], op: '=', value: { type: 'string', value: '1001' } });
     expect(where('name="Jane Doe"')).toEqual({ kind: 'data', path: ['name'], op: '=', value: { type: 'string', value: 'Jane Doe' } });
     expect(where('paid=true')).toEqual({ kind: 'data', path: ['paid'], op: '=', value: { type: 'boolean', value: true } });

@@ -15,7 +15,13 @@ describeEngines('log search SQL', (get) => {
   let ids: number[];
   /** Line numbers (1-based, as in LINES) of the matches, newest first. */
   const find = async (q: string, extra: Partial<LogSearchParams> = {}) => {
-    const result = await searchLogs(get().db, tenant, runId, { query: parseQuery(q), levels: ['info', 'warn', 'error'], limit: 200, offset: 0, ...extra });
+    const result = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery(q),
+      levels: ['info', 'warn', 'error'],
+      limit: 200,
+      offset: 0,
+      ...extra,
+    });
     return result.logs.filter((l) => !l.context).map((l) => ids.indexOf(l.id) + 1);
   };
 
@@ -27,7 +33,9 @@ describeEngines('log search SQL', (get) => {
     const otherRun = await insertRun(db, SHOP);
     await insertLines(db, otherRun, SHOP, [{ level: 'error', message: 'Payment failed elsewhere', data: { orderId: 1001 } }]);
     const foreignRun = await insertRun(db, 'shop-two.myshopify.com');
-    await insertLines(db, foreignRun, 'shop-two.myshopify.com', [{ level: 'error', message: 'Payment failed foreign', data: { orderId: 1001 } }]);
+    await insertLines(db, foreignRun, 'shop-two.myshopify.com', [
+      { level: 'error', message: 'Payment failed foreign', data: { orderId: 1001 } },
+    ]);
   });
 
   it('no query: every line of the run, newest first', async () => {
@@ -155,7 +163,12 @@ describeEngines('log search SQL', (get) => {
   });
 
   it('context lines: B/A/C around each match, marked with the matches they surround, in the same run only', async () => {
-    const r = await searchLogs(get().db, tenant, runId, { query: parseQuery('timeout C:1'), levels: ['info', 'warn', 'error'], limit: 50, offset: 0 });
+    const r = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery('timeout C:1'),
+      levels: ['info', 'warn', 'error'],
+      limit: 50,
+      offset: 0,
+    });
     expect(r.total).toBe(1);
     expect(r.logs.map((l) => [ids.indexOf(l.id) + 1, l.context, l.contextOf])).toEqual([
       [7, true, [ids[5]]],
@@ -163,7 +176,12 @@ describeEngines('log search SQL', (get) => {
       [5, true, [ids[5]]],
     ]);
     // Two matches sharing a neighbour: the neighbour is listed once, with both matches; a match is never context.
-    const r2 = await searchLogs(get().db, tenant, runId, { query: parseQuery('level:warn B:3 A:0'), levels: ['info', 'warn', 'error'], limit: 50, offset: 0 });
+    const r2 = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery('level:warn B:3 A:0'),
+      levels: ['info', 'warn', 'error'],
+      limit: 50,
+      offset: 0,
+    });
     expect(r2.logs.map((l) => [ids.indexOf(l.id) + 1, l.context, l.contextOf?.map((id) => ids.indexOf(id) + 1)])).toEqual([
       [6, false, undefined],
       [5, true, [6]],
@@ -173,12 +191,22 @@ describeEngines('log search SQL', (get) => {
       [1, true, [3]],
     ]);
     // At the ends of the run there is simply less context; the other runs' lines never appear.
-    const r3 = await searchLogs(get().db, tenant, runId, { query: parseQuery('starting A:0 B:5'), levels: ['info', 'warn', 'error'], limit: 50, offset: 0 });
+    const r3 = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery('starting A:0 B:5'),
+      levels: ['info', 'warn', 'error'],
+      limit: 50,
+      offset: 0,
+    });
     expect(r3.logs.map((l) => l.message)).toEqual(['Starting sync']);
     // Context ignores `levels` and the query: it shows the neighbours as they are.
     const r4 = await searchLogs(get().db, tenant, runId, { query: parseQuery('A:1 "Done C"'), levels: ['info'], limit: 50, offset: 0 });
     expect(r4.logs.map((l) => [ids.indexOf(l.id) + 1, l.context])).toEqual([[9, false]]);
-    const r5 = await searchLogs(get().db, tenant, runId, { query: parseQuery('B:1 "PAYMENT FAILED again"'), levels: ['error'], limit: 50, offset: 0 });
+    const r5 = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery('B:1 "PAYMENT FAILED again"'),
+      levels: ['error'],
+      limit: 50,
+      offset: 0,
+    });
     expect(r5.logs.map((l) => [ids.indexOf(l.id) + 1, l.context, l.level])).toEqual([
       [8, false, 'error'],
       [7, true, 'info'],
@@ -208,7 +236,12 @@ describeEngines('log search SQL', (get) => {
   });
 
   it('rows carry id, level, message, data, step, attempt, createdAt and the context marker', async () => {
-    const r = await searchLogs(get().db, tenant, runId, { query: parseQuery('reason=card_declined'), levels: ['error'], limit: 50, offset: 0 });
+    const r = await searchLogs(get().db, tenant, runId, {
+      query: parseQuery('reason=card_declined'),
+      levels: ['error'],
+      limit: 50,
+      offset: 0,
+    });
     expect(r).toEqual({
       logs: [
         {
@@ -238,11 +271,27 @@ describeEngines('log search SQL', (get) => {
     expect(all).toMatchObject({ total: LOG_COUNT_CAP, totalExact: false });
     expect(all.logs.map((l) => l.message)).toEqual(['line 10030', 'line 10029', 'line 10028', 'line 10027', 'line 10026']);
     // Paging when the matches outnumber the cap (the page is then read along the index, not from the counted set).
-    const next = await searchLogs(db, tenant, big, { query: parseQuery(''), levels: ['info', 'warn', 'error'], limit: 3, offset: 0, before: all.nextBefore! });
+    const next = await searchLogs(db, tenant, big, {
+      query: parseQuery(''),
+      levels: ['info', 'warn', 'error'],
+      limit: 3,
+      offset: 0,
+      before: all.nextBefore!,
+    });
     expect(next.logs.map((l) => l.message)).toEqual(['line 10025', 'line 10024', 'line 10023']);
-    const deep = await searchLogs(db, tenant, big, { query: parseQuery('line'), levels: ['info', 'warn', 'error'], limit: 2, offset: 10_020 });
+    const deep = await searchLogs(db, tenant, big, {
+      query: parseQuery('line'),
+      levels: ['info', 'warn', 'error'],
+      limit: 2,
+      offset: 10_020,
+    });
     expect(deep.logs.map((l) => l.message)).toEqual(['line 10', 'line 9']);
-    const some = await searchLogs(db, tenant, big, { query: parseQuery('step:step-3'), levels: ['info', 'warn', 'error'], limit: 5, offset: 0 });
+    const some = await searchLogs(db, tenant, big, {
+      query: parseQuery('step:step-3'),
+      levels: ['info', 'warn', 'error'],
+      limit: 5,
+      offset: 0,
+    });
     expect(some).toMatchObject({ total: 1003, totalExact: true });
     const [{ n }] = await db.query<{ n: number }>(sql`select count(*)::int as n from logs where run_id = ${big}::uuid and step = 'step-3'`);
     expect(n).toBe(1003);

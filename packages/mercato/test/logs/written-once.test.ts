@@ -106,7 +106,8 @@ interface Line {
 
 describeEngines('logs are written once', (get) => {
   let t: TestRuntime;
-  const dispatch = (flowName: string) => t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
+  const dispatch = (flowName: string) =>
+    t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' }).then((r) => r.runId);
   /** Every stored line of the run, oldest first. */
   const lines = (runId: string) =>
     get().db.query<Line>(sql`select level, message, step, attempt, data from logs where run_id = ${runId}::uuid order by id`);
@@ -164,7 +165,11 @@ describeEngines('logs are written once', (get) => {
       ['in flaky', 'flaky', 3],
       ['after flaky', null, 3], // first reached in attempt 3, written then
     ]);
-    expect((await lines(runId)).filter((l) => l.message === 'in flaky').map((l) => l.data)).toEqual([{ attempt: 1 }, { attempt: 2 }, { attempt: 3 }]);
+    expect((await lines(runId)).filter((l) => l.message === 'in flaky').map((l) => l.data)).toEqual([
+      { attempt: 1 },
+      { attempt: 2 },
+      { attempt: 3 },
+    ]);
   });
 
   it('a run-level retry after the flow body threw: the lines before the failure are not written again', async () => {
@@ -187,7 +192,11 @@ describeEngines('logs are written once', (get) => {
     expect(rows.map((l) => [l.message, l.data, l.attempt])).toEqual([
       ['attempt start', { attempt: 1 }, 1],
       ['same every time', null, 1],
-      ['Attempt 1 failed, retrying in 10 ms: first attempt fails', { error: { name: 'Error', message: 'first attempt fails' }, final: false }, 1],
+      [
+        'Attempt 1 failed, retrying in 10 ms: first attempt fails',
+        { error: { name: 'Error', message: 'first attempt fails' }, final: false },
+        1,
+      ],
       ['attempt start', { attempt: 2 }, 2],
     ]);
   });
@@ -197,7 +206,9 @@ describeEngines('logs are written once', (get) => {
     await expect.poll(() => heldExecutions, { timeout: 5000 }).toBe(1);
     await expect.poll(async () => (await lines(runId)).length, { timeout: 5000 }).toBe(3);
     // the worker "dies": its lease expires without a heartbeat, and a worker reclaims the run for the same attempt
-    await get().db.query(sql`update runs set lease_owner = 'dead-worker/1', lease_expires_at = now() - interval '1 second' where id = ${runId}::uuid`);
+    await get().db.query(
+      sql`update runs set lease_owner = 'dead-worker/1', lease_expires_at = now() - interval '1 second' where id = ${runId}::uuid`,
+    );
     const run = await waitForRun(get().db, runId);
     expect([run.status, run.attempt, run.lost_leases]).toEqual(['completed', 1, 1]);
     releaseFirstHeld?.(); // the stale execution goes on: its result and anything after it are refused

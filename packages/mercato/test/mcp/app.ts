@@ -6,7 +6,11 @@ import type { McpToolContext } from '../../src/app/types.ts';
 import type { Database } from '../../src/db/engine.ts';
 
 /** What the tools saw, for assertions. */
-export const seen: { contexts: McpToolContext[]; slowAborted: boolean[]; slowReason: string[] } = { contexts: [], slowAborted: [], slowReason: [] };
+export const seen: { contexts: McpToolContext[]; slowAborted: boolean[]; slowReason: string[] } = {
+  contexts: [],
+  slowAborted: [],
+  slowReason: [],
+};
 
 const waitForAbort = (signal: AbortSignal) =>
   new Promise<string>((resolve) => {
@@ -55,7 +59,10 @@ export const instance = app.defineConfig({
         requiredPermissions: ['test:read_orders'],
         inputSchema: {
           type: 'object',
-          properties: { status: { type: 'string', enum: ['open', 'closed'] }, min: { type: 'integer', minimum: 0, description: 'lower bound' } },
+          properties: {
+            status: { type: 'string', enum: ['open', 'closed'] },
+            min: { type: 'integer', minimum: 0, description: 'lower bound' },
+          },
           additionalProperties: false,
         },
         run: (ctx, input: { status?: string }) => ({ shop: ctx.shop, status: input.status ?? 'any', count: 2 }),

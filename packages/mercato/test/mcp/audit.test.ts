@@ -11,7 +11,12 @@ const TENANT = { appHandle: 'default', shop: 'shop-one.myshopify.com' };
 describeEngines('MCP audit writer', (get) => {
   it('stores every record of concurrent calls, and rejects only the bad one of a batch', async () => {
     const db = get().db;
-    const tokens = createTokenService({ db, hasher: createSecretHasher({ installationKey: async () => 'c'.repeat(64) }), knownPermissions: () => new Set(), hasApp: () => true });
+    const tokens = createTokenService({
+      db,
+      hasher: createSecretHasher({ installationKey: async () => 'c'.repeat(64) }),
+      knownPermissions: () => new Set(),
+      hasApp: () => true,
+    });
     const { token } = await tokens.create(TENANT, { name: 'audited' });
     let statements = 0;
     const counting = { query: <T>(statement: ReturnType<typeof sql>) => (statements++, db.query<T>(statement)) };
@@ -37,7 +42,12 @@ describeEngines('MCP audit writer', (get) => {
     const results = await Promise.allSettled([write(audit(100)), write(audit(101)), write(audit(102, 'weird')), write(audit(103))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     const latest = await latestAudits(db, TENANT, token.id, 10);
-    expect(latest.map((a) => a.capability).slice(0, 3).sort()).toEqual(['tool.100', 'tool.101', 'tool.103'].sort());
+    expect(
+      latest
+        .map((a) => a.capability)
+        .slice(0, 3)
+        .sort(),
+    ).toEqual(['tool.100', 'tool.101', 'tool.103'].sort());
     expect(latest.some((a) => a.capability === 'tool.102')).toBe(false);
   });
 });

@@ -28,7 +28,7 @@ const crossInstance = crossApp.defineConfig({
 });
 
 const structured = (result: unknown) => (result as { structuredContent: any }).structuredContent;
-const text = (result: { contents: unknown[] }) => (result.contents[0] as { text: string; mimeType: string });
+const text = (result: { contents: unknown[] }) => result.contents[0] as { text: string; mimeType: string };
 
 describeEngines('MCP built-in tools and resources', (get) => {
   let sim: PlatformSim;
@@ -56,35 +56,68 @@ describeEngines('MCP built-in tools and resources', (get) => {
   });
 
   it("service.shops.list lists only the token's shop by default", async () => {
-    expect(structured(await client.callTool({ name: 'service.shops.list' }))).toEqual({ shops: [{ shop: SHOP, current: true }], crossShopAccess: false });
+    expect(structured(await client.callTool({ name: 'service.shops.list' }))).toEqual({
+      shops: [{ shop: SHOP, current: true }],
+      crossShopAccess: false,
+    });
   });
 
   it("service.admin.graphql runs against the token's shop: status, parsed body, GraphQL errors passed back, API version", async () => {
     const ok = structured(await client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY } }));
-    expect(ok).toMatchObject({ shop: SHOP, apiVersion: LATEST_STABLE_API_VERSION, status: 200, body: { data: { shop: { name: 'Shop One', myshopifyDomain: SHOP } } } });
+    expect(ok).toMatchObject({
+      shop: SHOP,
+      apiVersion: LATEST_STABLE_API_VERSION,
+      status: 200,
+      body: { data: { shop: { name: 'Shop One', myshopifyDomain: SHOP } } },
+    });
     expect(sim.state.graphqlCalls.at(-1)).toMatchObject({ shop: SHOP, apiVersion: LATEST_STABLE_API_VERSION });
 
-    const withErrors = structured(await client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: '{ nope }', apiVersion: '2025-07' } }));
+    const withErrors = structured(
+      await client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: '{ nope }', apiVersion: '2025-07' } }),
+    );
     expect(withErrors.status).toBe(200);
     expect(withErrors.body.errors.length).toBeGreaterThan(0);
     expect(sim.state.graphqlCalls.at(-1)!.apiVersion).toBe('2025-07');
 
     const vars = structured(
-      await client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP.toUpperCase(), query: 'query Q($n: Int) { shop { name } }', variables: { n: 1 } } }),
+      await client.callTool({
+        name: 'service.admin.graphql',
+        arguments: { shop: SHOP.toUpperCase(), query: 'query Q($n: Int) { shop { name } }', variables: { n: 1 } },
+      }),
     );
     expect(vars.body.data.shop.name).toBe('Shop One');
   });
 
   it('service.admin.graphql refuses another shop (-32003, audited with the target shop) and bad inputs (-32602)', async () => {
-    const denied = await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }), McpError);
+    const denied = await rejection(
+      client.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }),
+      McpError,
+    );
     expect(denied.code).toBe(-32003);
     expect(denied.message).toContain('outside this token');
     const [audit] = (await s.api(`/api/mcp/tokens/${tokenId}`)).body.audits;
     expect(audit).toMatchObject({ capability: 'service.admin.graphql', status: 'denied', targetShop: OTHER_SHOP });
-    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: 'not a shop', query: SHOP_QUERY } }), McpError)).code).toBe(-32602);
+    expect(
+      (await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: 'not a shop', query: SHOP_QUERY } }), McpError))
+        .code,
+    ).toBe(-32602);
     expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP } }), McpError)).code).toBe(-32602);
-    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, apiVersion: 'latest' } }), McpError)).code).toBe(-32602);
-    expect((await rejection(client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, variables: [] } }), McpError)).code).toBe(-32602);
+    expect(
+      (
+        await rejection(
+          client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, apiVersion: 'latest' } }),
+          McpError,
+        )
+      ).code,
+    ).toBe(-32602);
+    expect(
+      (
+        await rejection(
+          client.callTool({ name: 'service.admin.graphql', arguments: { shop: SHOP, query: SHOP_QUERY, variables: [] } }),
+          McpError,
+        )
+      ).code,
+    ).toBe(-32602);
   });
 
   it('service.flows.list returns input schemas and crons', async () => {
@@ -97,21 +130,29 @@ describeEngines('MCP built-in tools and resources', (get) => {
   it("service.flows.run dispatches for the token's shop only, with trigger mcp; bad flow or input is -32602", async () => {
     const result = structured(await client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', input: { since: '2h' } } }));
     expect(result).toMatchObject({ status: 'pending', flow: 'sync', shop: SHOP });
-    const [run] = await get().db.query<{ shop: string; trigger: string; app_handle: string }>(sql`select shop, trigger, app_handle from runs where id = ${result.runId}::uuid`);
+    const [run] = await get().db.query<{ shop: string; trigger: string; app_handle: string }>(
+      sql`select shop, trigger, app_handle from runs where id = ${result.runId}::uuid`,
+    );
     expect(run).toEqual({ shop: SHOP, trigger: 'mcp', app_handle: 'default' });
     expect((await waitForRun(get().db, result.runId)).status).toBe('completed');
 
-    const badInput = await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', input: { since: 5 } } }), McpError);
+    const badInput = await rejection(
+      client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', input: { since: 5 } } }),
+      McpError,
+    );
     expect(badInput.code).toBe(-32602);
     expect((badInput.data as any).issues[0].path).toBe('since');
     expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'missing' } }), McpError)).code).toBe(-32602);
-    expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', shop: OTHER_SHOP } }), McpError)).code).toBe(-32602);
+    expect(
+      (await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', shop: OTHER_SHOP } }), McpError)).code,
+    ).toBe(-32602);
   });
 
   it('service.logs.search searches a run of this shop with the query language, levels, context and limit', async () => {
     const { runId } = structured(await client.callTool({ name: 'service.flows.run', arguments: { flow: 'noisy', input: { orders: 5 } } }));
     expect((await waitForRun(get().db, runId)).status).toBe('completed');
-    const search = async (args: Record<string, unknown>) => structured(await client.callTool({ name: 'service.logs.search', arguments: { runId, ...args } }));
+    const search = async (args: Record<string, unknown>) =>
+      structured(await client.callTool({ name: 'service.logs.search', arguments: { runId, ...args } }));
 
     const all = await search({});
     expect(all.total).toBe(8);
@@ -131,27 +172,48 @@ describeEngines('MCP built-in tools and resources', (get) => {
     const badQuery = await rejection(client.callTool({ name: 'service.logs.search', arguments: { runId, query: '(unclosed' } }), McpError);
     expect(badQuery.code).toBe(-32602);
     expect(badQuery.message).toContain('position');
-    for (const args of [{ runId, limit: 201 }, { runId, limit: 0 }, { runId, levels: ['debug'] }, { runId, levels: [] }, { runId: 'nope' }, {}]) {
-      expect((await rejection(client.callTool({ name: 'service.logs.search', arguments: args }), McpError)).code, JSON.stringify(args)).toBe(-32602);
+    for (const args of [
+      { runId, limit: 201 },
+      { runId, limit: 0 },
+      { runId, levels: ['debug'] },
+      { runId, levels: [] },
+      { runId: 'nope' },
+      {},
+    ]) {
+      expect(
+        (await rejection(client.callTool({ name: 'service.logs.search', arguments: args }), McpError)).code,
+        JSON.stringify(args),
+      ).toBe(-32602);
     }
-    const missing = await rejection(client.callTool({ name: 'service.logs.search', arguments: { runId: '00000000-0000-4000-8000-000000000000' } }), McpError);
+    const missing = await rejection(
+      client.callTool({ name: 'service.logs.search', arguments: { runId: '00000000-0000-4000-8000-000000000000' } }),
+      McpError,
+    );
     expect(missing.code).toBe(-32602);
 
     // A run of another shop is not found.
     const other = await s.createToken({ name: 'other', permissions: ['read_logs'] }, OTHER_SHOP);
     const otherClient = await s.connect(other.secret);
-    expect((await rejection(otherClient.callTool({ name: 'service.logs.search', arguments: { runId } }), McpError)).message).toContain('not found');
+    expect((await rejection(otherClient.callTool({ name: 'service.logs.search', arguments: { runId } }), McpError)).message).toContain(
+      'not found',
+    );
   });
 
   it("service.crons.list and set_enabled work on the token shop's override only", async () => {
     const { crons } = structured(await client.callTool({ name: 'service.crons.list' }));
     expect(crons).toEqual([expect.objectContaining({ key: 'sync:0 * * * *', enabled: true })]);
-    expect(structured(await client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *', enabled: false } }))).toEqual({ ok: true, key: 'sync:0 * * * *', enabled: false });
+    expect(
+      structured(await client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *', enabled: false } })),
+    ).toEqual({ ok: true, key: 'sync:0 * * * *', enabled: false });
     expect(structured(await client.callTool({ name: 'service.crons.list' })).crons[0].enabled).toBe(false);
     const otherShop = (await s.api('/api/crons', { shop: OTHER_SHOP })).body;
     expect(JSON.stringify(otherShop)).toContain('"enabled":true');
-    expect((await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'nope', enabled: true } }), McpError)).code).toBe(-32602);
-    expect((await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *' } }), McpError)).code).toBe(-32602);
+    expect(
+      (await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'nope', enabled: true } }), McpError)).code,
+    ).toBe(-32602);
+    expect(
+      (await rejection(client.callTool({ name: 'service.crons.set_enabled', arguments: { key: 'sync:0 * * * *' } }), McpError)).code,
+    ).toBe(-32602);
   });
 
   it('built-in resources: log search docs, the log search reference, recent runs', async () => {
@@ -159,7 +221,11 @@ describeEngines('MCP built-in tools and resources', (get) => {
     expect(docs.mimeType).toBe('text/markdown');
     expect(docs.text).toContain('level:>=warn');
     const reference = JSON.parse(text(await client.readResource({ uri: 'service://tools/service.logs.search' })).text);
-    expect(reference).toMatchObject({ name: 'service.logs.search', defaults: { limit: 50, context: true }, limits: { limit: { max: 200 } } });
+    expect(reference).toMatchObject({
+      name: 'service.logs.search',
+      defaults: { limit: 50, context: true },
+      limits: { limit: { max: 200 } },
+    });
     const recent = JSON.parse(text(await client.readResource({ uri: 'service://runs/recent' })).text);
     expect(recent.shop).toBe(SHOP);
     expect(recent.runs.length).toBeGreaterThanOrEqual(2);
@@ -173,10 +239,19 @@ describeEngines('MCP built-in tools and resources', (get) => {
       const token = await cross.createToken({ name: 'cross', permissions: ['platform_admin_graphql'] });
       const c = await cross.connect(token.secret);
       const shops = structured(await c.callTool({ name: 'service.shops.list' }));
-      expect(shops).toEqual({ shops: [{ shop: SHOP, current: true }, { shop: OTHER_SHOP, current: false }], crossShopAccess: true });
+      expect(shops).toEqual({
+        shops: [
+          { shop: SHOP, current: true },
+          { shop: OTHER_SHOP, current: false },
+        ],
+        crossShopAccess: true,
+      });
       const other = structured(await c.callTool({ name: 'service.admin.graphql', arguments: { shop: OTHER_SHOP, query: SHOP_QUERY } }));
       expect(other).toMatchObject({ shop: OTHER_SHOP, status: 200, body: { data: { shop: { name: 'Shop Two' } } } });
-      const third = await rejection(c.callTool({ name: 'service.admin.graphql', arguments: { shop: THIRD_SHOP, query: SHOP_QUERY } }), McpError);
+      const third = await rejection(
+        c.callTool({ name: 'service.admin.graphql', arguments: { shop: THIRD_SHOP, query: SHOP_QUERY } }),
+        McpError,
+      );
       expect(third.code).toBe(-32003);
       expect(third.message).toContain('no active installation');
     } finally {

@@ -15,14 +15,24 @@ describeEngines('the demo app over MCP', (get) => {
 
   it('lists, calls and reads the demo capabilities with demo:read_orders, and denies them without', async () => {
     const capabilities = (await s.api('/api/mcp/capabilities')).body;
-    expect(capabilities.permissions.find((p: any) => p.key === 'demo:read_orders')).toMatchObject({ label: 'Read demo orders', group: 'demo', riskLevel: 'low' });
+    expect(capabilities.permissions.find((p: any) => p.key === 'demo:read_orders')).toMatchObject({
+      label: 'Read demo orders',
+      group: 'demo',
+      riskLevel: 'low',
+    });
 
     const granted = await s.connect((await s.createToken({ name: 'demo', permissions: ['demo:read_orders'] })).secret);
     expect((await granted.listTools()).tools.map((t) => t.name)).toContain('demo.orders.count');
-    expect((await granted.listResources()).resources).toContainEqual(expect.objectContaining({ uri: 'demo://orders/summary', mimeType: 'text/markdown' }));
+    expect((await granted.listResources()).resources).toContainEqual(
+      expect.objectContaining({ uri: 'demo://orders/summary', mimeType: 'text/markdown' }),
+    );
     expect((await granted.callTool({ name: 'demo.orders.count' })).structuredContent).toEqual({ shop: SHOP, count: 2 });
     const read = await granted.readResource({ uri: 'demo://orders/summary' });
-    expect(read.contents[0]).toMatchObject({ uri: 'demo://orders/summary', mimeType: 'text/markdown', text: expect.stringContaining(`# Orders of ${SHOP}`) });
+    expect(read.contents[0]).toMatchObject({
+      uri: 'demo://orders/summary',
+      mimeType: 'text/markdown',
+      text: expect.stringContaining(`# Orders of ${SHOP}`),
+    });
 
     const bare = await s.connect((await s.createToken({ name: 'no grants' })).secret);
     expect((await bare.listTools()).tools.map((t) => t.name)).toEqual(['service.shops.list']);

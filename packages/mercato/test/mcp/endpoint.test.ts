@@ -47,12 +47,19 @@ describeEngines('MCP endpoint over HTTP', (get) => {
   };
 
   it('answers a request with JSON and the protocol header; initialize answers 2025-11-25 whatever the client asked', async () => {
-    const res = await s.post(rpc('initialize', { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '0' } }, 'init-1'), auth());
+    const res = await s.post(
+      rpc('initialize', { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '0' } }, 'init-1'),
+      auth(),
+    );
     expect(res.status).toBe(200);
     expectHeader(res);
     expect(res.headers.get('content-type')).toContain('application/json');
     const body = await res.json();
-    expect(body).toMatchObject({ jsonrpc: '2.0', id: 'init-1', result: { protocolVersion: V, capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'mercato' } } });
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'init-1',
+      result: { protocolVersion: V, capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'mercato' } },
+    });
     expect(body.result.capabilities.tools.listChanged).toBeUndefined();
     expect(body.result.capabilities.resources.subscribe).toBeUndefined();
     const ping = await s.post(rpc('ping', {}, 7), { ...auth(), 'MCP-Protocol-Version': V });
@@ -133,7 +140,13 @@ describeEngines('MCP endpoint over HTTP', (get) => {
   });
 
   it('403 for a foreign Origin; the app URL and loopback-to-loopback origins are accepted', async () => {
-    for (const origin of ['https://evil.example.com', 'null', 'https://mercato.example.com.evil.io', 'http://mercato.example.com', 'not a url']) {
+    for (const origin of [
+      'https://evil.example.com',
+      'null',
+      'https://mercato.example.com.evil.io',
+      'http://mercato.example.com',
+      'not a url',
+    ]) {
       const res = await s.post(rpc('ping'), { ...auth(), origin });
       expect(res.status, origin).toBe(403);
       expectHeader(res);
@@ -165,9 +178,12 @@ describeEngines('MCP endpoint over HTTP', (get) => {
         await new Promise((r) => setTimeout(r, 1));
       },
     });
-    const res = await fetch(`${s.url}/mcp`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: endless, duplex: 'half' } as RequestInit).catch(
-      (e: Error) => e,
-    );
+    const res = await fetch(`${s.url}/mcp`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: endless,
+      duplex: 'half',
+    } as RequestInit).catch((e: Error) => e);
     if (res instanceof Error) throw res;
     expect(res.status).toBe(413);
     expectHeader(res);

@@ -37,8 +37,17 @@ export async function startMcpServer(
   const { runtime } = t;
   const mcp = createMcp({ ...mcpDeps(runtime), ...options.overrides });
   // As buildApp() composes it (first session token of a shop installs it), with this MCP instance mounted.
-  const installer = createInstaller({ db: runtime.db, secrets: runtime.secrets, logger: runtime.logger, platformOrigin: runtime.env.platformOrigin });
-  const app = createHttpApp(runtime, { groups: apiGroups(runtime), afterAuth: [installationMiddleware(installer)], extra: (a) => mcp.mount(a) });
+  const installer = createInstaller({
+    db: runtime.db,
+    secrets: runtime.secrets,
+    logger: runtime.logger,
+    platformOrigin: runtime.env.platformOrigin,
+  });
+  const app = createHttpApp(runtime, {
+    groups: apiGroups(runtime),
+    afterAuth: [installationMiddleware(installer)],
+    extra: (a) => mcp.mount(a),
+  });
   const server = await startHttpServer(app, { port: 0, hostname: '127.0.0.1' });
   t.runtime.onClose(() => server.close());
   const url = server.url;
@@ -47,7 +56,11 @@ export async function startMcpServer(
   const api: McpTestServer['api'] = async (path, init = {}) => {
     const headers: Record<string, string> = { authorization: `Bearer ${t.token(init.shop ?? SHOP)}` };
     if (init.json !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${url}${path}`, { method: init.method ?? 'GET', headers, body: init.json !== undefined ? JSON.stringify(init.json) : undefined });
+    const res = await fetch(`${url}${path}`, {
+      method: init.method ?? 'GET',
+      headers,
+      body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
@@ -63,7 +76,9 @@ export async function startMcpServer(
     },
     async connect(secret) {
       const client = new Client({ name: 'mercato-test', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${secret}` } } });
+      const transport = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+      });
       await client.connect(transport);
       clients.push(client);
       return client;
@@ -82,4 +97,9 @@ export async function startMcpServer(
   };
 }
 
-export const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
+export const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});

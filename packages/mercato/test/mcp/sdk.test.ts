@@ -16,7 +16,10 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
   let readOnly: { id: string; secret: string };
   beforeAll(async () => {
     s = await startMcpServer(instance, get().db, { overrides: { timeoutMs: TIMEOUT_MS } });
-    full = await s.createToken({ name: 'full', permissions: ['read_logs', 'read_flows', 'run_flows', 'read_crons', 'test:read_orders', 'test:write_orders'] });
+    full = await s.createToken({
+      name: 'full',
+      permissions: ['read_logs', 'read_flows', 'run_flows', 'read_crons', 'test:read_orders', 'test:write_orders'],
+    });
     readOnly = await s.createToken({ name: 'read only', permissions: ['test:read_orders'] });
   });
   afterAll(() => s?.close());
@@ -39,20 +42,42 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
   it('lists only the tools and resources the grants fully cover', async () => {
     const client = await s.connect(readOnly.secret);
     const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(tools).toEqual(['orders.context', 'orders.count', 'orders.echo', 'orders.fail', 'orders.raw', 'orders.slow', 'service.shops.list']);
+    expect(tools).toEqual([
+      'orders.context',
+      'orders.count',
+      'orders.echo',
+      'orders.fail',
+      'orders.raw',
+      'orders.slow',
+      'service.shops.list',
+    ]);
     const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-    expect(resources).toEqual(['orders://broken', 'orders://json', 'orders://plain', 'orders://slow', 'orders://summary', 'service://permissions']);
+    expect(resources).toEqual([
+      'orders://broken',
+      'orders://json',
+      'orders://plain',
+      'orders://slow',
+      'orders://summary',
+      'service://permissions',
+    ]);
 
     const all = await s.connect(full.secret);
     const fullTools = (await all.listTools()).tools;
-    expect(fullTools.map((t) => t.name)).toEqual(expect.arrayContaining(['orders.write', 'service.logs.search', 'service.flows.list', 'service.flows.run', 'service.crons.list']));
+    expect(fullTools.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['orders.write', 'service.logs.search', 'service.flows.list', 'service.flows.run', 'service.crons.list']),
+    );
     expect(fullTools.map((t) => t.name)).not.toContain('service.admin.graphql');
     expect(fullTools.map((t) => t.name)).not.toContain('service.crons.set_enabled');
     const count = fullTools.find((t) => t.name === 'orders.count')!;
     expect(count.inputSchema).toMatchObject({ type: 'object', properties: { status: { enum: ['open', 'closed'] } } });
     expect(fullTools.find((t) => t.name === 'orders.raw')!.inputSchema).toEqual({ type: 'object' });
     const summary = (await all.listResources()).resources.find((r) => r.uri === 'orders://summary');
-    expect(summary).toEqual({ uri: 'orders://summary', name: 'Order summary', description: 'A markdown summary', mimeType: 'text/markdown' });
+    expect(summary).toEqual({
+      uri: 'orders://summary',
+      name: 'Order summary',
+      description: 'A markdown summary',
+      mimeType: 'text/markdown',
+    });
   });
 
   it('maps tool results: plain object → text + structuredContent, string → text, content objects pass through', async () => {
@@ -61,8 +86,13 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
     expect(counted.structuredContent).toEqual({ shop: SHOP, status: 'open', count: 2 });
     expect(counted.content).toEqual([{ type: 'text', text: JSON.stringify({ shop: SHOP, status: 'open', count: 2 }, null, 2) }]);
     expect(counted.isError).toBeUndefined();
-    expect(await client.callTool({ name: 'orders.echo', arguments: { message: 'hi' } })).toEqual({ content: [{ type: 'text', text: 'echo: hi' }] });
-    expect(await client.callTool({ name: 'orders.raw' })).toEqual({ content: [{ type: 'text', text: 'raw text' }], structuredContent: { raw: true } });
+    expect(await client.callTool({ name: 'orders.echo', arguments: { message: 'hi' } })).toEqual({
+      content: [{ type: 'text', text: 'echo: hi' }],
+    });
+    expect(await client.callTool({ name: 'orders.raw' })).toEqual({
+      content: [{ type: 'text', text: 'raw text' }],
+      structuredContent: { raw: true },
+    });
   });
 
   it('gives run() the immutable token scope, the current grants, a signal and the database', async () => {
@@ -76,9 +106,17 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
 
   it('reads resources with the MIME type resolution order: returned, then definition, then text/plain', async () => {
     const client = await s.connect(full.secret);
-    expect(await client.readResource({ uri: 'orders://summary' })).toEqual({ contents: [{ uri: 'orders://summary', mimeType: 'text/markdown', text: `# Orders of ${SHOP}` }] });
-    expect((await client.readResource({ uri: 'orders://json' })).contents[0]).toMatchObject({ mimeType: 'application/json', text: '{"orders":2}' });
-    expect((await client.readResource({ uri: 'orders://plain' })).contents[0]).toMatchObject({ mimeType: 'text/plain', text: 'plain text' });
+    expect(await client.readResource({ uri: 'orders://summary' })).toEqual({
+      contents: [{ uri: 'orders://summary', mimeType: 'text/markdown', text: `# Orders of ${SHOP}` }],
+    });
+    expect((await client.readResource({ uri: 'orders://json' })).contents[0]).toMatchObject({
+      mimeType: 'application/json',
+      text: '{"orders":2}',
+    });
+    expect((await client.readResource({ uri: 'orders://plain' })).contents[0]).toMatchObject({
+      mimeType: 'text/plain',
+      text: 'plain text',
+    });
     const content = (await client.readResource({ uri: 'service://permissions' })).contents[0] as { text: string };
     const permissions = JSON.parse(content.text);
     expect(permissions.granted).toContain('test:read_orders');
@@ -118,12 +156,22 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
     const client = await s.connect(readOnly.secret);
     const denied = await rejection(client.callTool({ name: 'orders.write' }), McpError);
     expect(denied.code).toBe(-32003);
-    expect(denied.data).toEqual({ requiredPermissions: ['test:read_orders', 'test:write_orders'], missingPermissions: ['test:write_orders'] });
+    expect(denied.data).toEqual({
+      requiredPermissions: ['test:read_orders', 'test:write_orders'],
+      missingPermissions: ['test:write_orders'],
+    });
     expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync' } }), McpError)).code).toBe(-32003);
     expect((await rejection(client.readResource({ uri: 'orders://secret' }), McpError)).code).toBe(-32003);
     expect((await rejection(client.readResource({ uri: 'service://runs/recent' }), McpError)).code).toBe(-32003);
     const [last, , , first] = await audits(readOnly.id);
-    expect(first).toMatchObject({ kind: 'tool', capability: 'orders.write', status: 'denied', permissions: ['test:read_orders'], requiredPermissions: ['test:read_orders', 'test:write_orders'], targetShop: SHOP });
+    expect(first).toMatchObject({
+      kind: 'tool',
+      capability: 'orders.write',
+      status: 'denied',
+      permissions: ['test:read_orders'],
+      requiredPermissions: ['test:read_orders', 'test:write_orders'],
+      targetShop: SHOP,
+    });
     expect(last).toMatchObject({ kind: 'resource', capability: 'service://runs/recent', status: 'denied' });
   });
 
@@ -159,7 +207,15 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
     await client.readResource({ uri: 'orders://summary' });
     const recent = await audits(token.id);
     expect(recent).toHaveLength(10);
-    expect(recent[0]).toMatchObject({ kind: 'resource', capability: 'orders://summary', status: 'ok', error: null, permissions: ['test:read_orders'], requiredPermissions: ['test:read_orders'], targetShop: SHOP });
+    expect(recent[0]).toMatchObject({
+      kind: 'resource',
+      capability: 'orders://summary',
+      status: 'ok',
+      error: null,
+      permissions: ['test:read_orders'],
+      requiredPermissions: ['test:read_orders'],
+      targetShop: SHOP,
+    });
     expect(recent[1]).toMatchObject({ kind: 'tool', capability: 'orders.count', status: 'ok' });
     expect(typeof recent[1].durationMs).toBe('number');
     expect(recent[1].requestId).toMatch(/^[0-9a-f-]{36}$/);

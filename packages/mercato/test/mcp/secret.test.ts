@@ -36,7 +36,8 @@ describeEngines('MCP token hashing keys', (get) => {
       hasApp: () => true,
     });
   };
-  const keyIdOf = async (id: string) => (await get().db.query<{ hash_key_id: string }>(sql`select hash_key_id from mcp_tokens where id = ${id}::uuid`))[0]!.hash_key_id;
+  const keyIdOf = async (id: string) =>
+    (await get().db.query<{ hash_key_id: string }>(sql`select hash_key_id from mcp_tokens where id = ${id}::uuid`))[0]!.hash_key_id;
 
   it('the installation key is created once and shared by every process', async () => {
     const [a, b] = await Promise.all([loadInstallationKey(get().db), loadInstallationKey(get().db)]);
@@ -83,9 +84,20 @@ describeEngines('MCP token hashing keys', (get) => {
     expect(await svc.authenticate(`Token ${secret}`)).toMatchObject({ ok: false, status: 401 });
     expect(await svc.authenticate('Bearer mcp_123')).toEqual({ ok: false, status: 401, message: 'Malformed MCP token' });
     expect(await svc.authenticate(`Bearer mcp_${'0'.repeat(32)}_${secret.slice(-43)}`)).toMatchObject({ ok: false, status: 401 });
-    expect(await svc.authenticate(`Bearer ${secret.slice(0, -1)}${secret.endsWith('Q') ? 'R' : 'Q'}`)).toMatchObject({ ok: false, status: 401 });
-    expect(await svc.authenticate(`bearer   ${secret}`)).toMatchObject({ ok: true, token: { appHandle: 'default', shop: TENANT.shop, permissions: [] } });
-    const gone = createTokenService({ db: get().db, hasher: createSecretHasher({ encryptionKey: KEY_A, installationKey: async () => KEY_B }), knownPermissions: () => new Set(), hasApp: () => false });
+    expect(await svc.authenticate(`Bearer ${secret.slice(0, -1)}${secret.endsWith('Q') ? 'R' : 'Q'}`)).toMatchObject({
+      ok: false,
+      status: 401,
+    });
+    expect(await svc.authenticate(`bearer   ${secret}`)).toMatchObject({
+      ok: true,
+      token: { appHandle: 'default', shop: TENANT.shop, permissions: [] },
+    });
+    const gone = createTokenService({
+      db: get().db,
+      hasher: createSecretHasher({ encryptionKey: KEY_A, installationKey: async () => KEY_B }),
+      knownPermissions: () => new Set(),
+      hasApp: () => false,
+    });
     expect(await gone.authenticate(`Bearer ${secret}`)).toMatchObject({ ok: false, status: 403 });
   });
 });

@@ -40,7 +40,15 @@ describeEngines('MCP token administration', (get) => {
     expect(tools['orders.count']).toMatchObject({ requiredPermissions: ['test:read_orders'], riskLevel: 'low', builtIn: false });
     // A custom tool without riskLevel takes the highest risk of its permissions.
     expect(tools['orders.write'].riskLevel).toBe('high');
-    expect(body.resources.map((r: any) => r.uri)).toEqual(expect.arrayContaining(['service://docs/log-search', 'service://permissions', 'service://tools/service.logs.search', 'service://runs/recent', 'orders://summary']));
+    expect(body.resources.map((r: any) => r.uri)).toEqual(
+      expect.arrayContaining([
+        'service://docs/log-search',
+        'service://permissions',
+        'service://tools/service.logs.search',
+        'service://runs/recent',
+        'orders://summary',
+      ]),
+    );
     expect(body.expiryOptions.find((o: any) => o.default)).toMatchObject({ expiresInDays: 90 });
     expect(body.expiryOptions.some((o: any) => o.expiresInDays === null)).toBe(true);
     expect(body.riskLevels).toEqual(['low', 'medium', 'high', 'critical']);
@@ -48,18 +56,29 @@ describeEngines('MCP token administration', (get) => {
 
   it('creates a token: 201, the secret once, default expiry 90 days, only a keyed hash stored', async () => {
     const before = Date.now();
-    const { status, body } = await s.api('/api/mcp/tokens', { method: 'POST', json: { name: '  Claude  ', permissions: ['read_logs', 'read_logs', 'test:read_orders'] } });
+    const { status, body } = await s.api('/api/mcp/tokens', {
+      method: 'POST',
+      json: { name: '  Claude  ', permissions: ['read_logs', 'read_logs', 'test:read_orders'] },
+    });
     expect(status).toBe(201);
     expect(body.secret).toMatch(/^mcp_[0-9a-f]{32}_[0-9A-Za-z]{43}$/);
     expect(tokenIdOf(body.secret)).toBe(body.token.id);
-    expect(body.token).toMatchObject({ name: 'Claude', permissions: ['read_logs', 'test:read_orders'], status: 'active', expired: false, lastUsedAt: null });
+    expect(body.token).toMatchObject({
+      name: 'Claude',
+      permissions: ['read_logs', 'test:read_orders'],
+      status: 'active',
+      expired: false,
+      lastUsedAt: null,
+    });
     expect(body.token.fingerprint).toBe(fingerprintOf(body.secret));
     expect(body.token).not.toHaveProperty('secret');
     const expires = Date.parse(body.token.expiresAt);
     expect(expires).toBeGreaterThanOrEqual(before + 90 * DAY - 1000);
     expect(expires).toBeLessThanOrEqual(Date.now() + 90 * DAY + 1000);
 
-    const [row] = await get().db.query<{ secret_hash: string; hash_key_id: string }>(sql`select secret_hash, hash_key_id from mcp_tokens where id = ${body.token.id}::uuid`);
+    const [row] = await get().db.query<{ secret_hash: string; hash_key_id: string }>(
+      sql`select secret_hash, hash_key_id from mcp_tokens where id = ${body.token.id}::uuid`,
+    );
     expect(row!.secret_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row!.hash_key_id).toBe('installation');
     const dump = JSON.stringify(await get().db.query(sql`select * from mcp_tokens`));
@@ -73,7 +92,9 @@ describeEngines('MCP token administration', (get) => {
 
   it('accepts expiresAt, expiresInDays and null (never); rejects bad expiry, names, fields and unknown permissions with 400', async () => {
     const at = new Date(Date.now() + 3 * DAY).toISOString();
-    expect(Date.parse((await s.api('/api/mcp/tokens', { method: 'POST', json: { name: 'a', expiresAt: at } })).body.token.expiresAt)).toBe(Date.parse(at));
+    expect(Date.parse((await s.api('/api/mcp/tokens', { method: 'POST', json: { name: 'a', expiresAt: at } })).body.token.expiresAt)).toBe(
+      Date.parse(at),
+    );
     const inDays = await s.api('/api/mcp/tokens', { method: 'POST', json: { name: 'b', expiresInDays: 7 } });
     expect(Math.abs(Date.parse(inDays.body.token.expiresAt) - (Date.now() + 7 * DAY))).toBeLessThan(5000);
     expect((await s.api('/api/mcp/tokens', { method: 'POST', json: { name: 'c', expiresAt: null } })).body.token.expiresAt).toBeNull();
@@ -107,7 +128,9 @@ describeEngines('MCP token administration', (get) => {
     const { id, secret } = await s.createToken({ name: 'edit me', permissions: ['read_flows'] });
     expect((await call(secret)).status).toBe(200);
 
-    expect((await s.api(`/api/mcp/tokens/${id}`, { method: 'PATCH', json: { name: 'renamed', expiresInDays: null } })).body).toEqual({ ok: true });
+    expect((await s.api(`/api/mcp/tokens/${id}`, { method: 'PATCH', json: { name: 'renamed', expiresInDays: null } })).body).toEqual({
+      ok: true,
+    });
     let detail = await s.api(`/api/mcp/tokens/${id}`);
     expect(detail.status).toBe(200);
     expect(detail.body).toMatchObject({ id, name: 'renamed', expiresAt: null, permissions: ['read_flows'], audits: [] });
@@ -120,7 +143,10 @@ describeEngines('MCP token administration', (get) => {
     expect((await s.api(`/api/mcp/tokens/${id}`, { method: 'PATCH', json: { status: 'active' } })).status).toBe(200);
     expect((await call(secret)).status).toBe(200);
 
-    const put = await s.api(`/api/mcp/tokens/${id}/permissions`, { method: 'PUT', json: { permissions: ['read_logs', 'test:write_orders'] } });
+    const put = await s.api(`/api/mcp/tokens/${id}/permissions`, {
+      method: 'PUT',
+      json: { permissions: ['read_logs', 'test:write_orders'] },
+    });
     expect(put).toMatchObject({ status: 200, body: { ok: true, permissions: ['read_logs', 'test:write_orders'] } });
     detail = await s.api(`/api/mcp/tokens/${id}`);
     expect(detail.body.permissions).toEqual(['read_logs', 'test:write_orders']);

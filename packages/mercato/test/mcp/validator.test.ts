@@ -64,18 +64,32 @@ describe('validate', () => {
 
   it('ignores annotations and reports at most 20 issues', () => {
     expect(validate({ type: 'string', title: 't', description: 'd', default: 'x', examples: ['y'] }, 'z')).toEqual([]);
-    const many = validate({ type: 'array', items: { type: 'string' } }, Array.from({ length: 50 }, (_, i) => i));
+    const many = validate(
+      { type: 'array', items: { type: 'string' } },
+      Array.from({ length: 50 }, (_, i) => i),
+    );
     expect(many).toHaveLength(20);
   });
 });
 
 describe('schemaProblems', () => {
   it('accepts the subset, reports any other keyword and malformed values with their path', () => {
-    expect(schemaProblems({ type: 'object', properties: { a: { type: ['string', 'null'], enum: ['x', null] } }, required: ['a'], additionalProperties: false })).toEqual([]);
     expect(
       schemaProblems({
         type: 'object',
-        properties: { name: { type: 'string', minLength: 1, pattern: '^a' }, n: { type: 'float' }, list: { type: 'array', items: { oneOf: [] } } },
+        properties: { a: { type: ['string', 'null'], enum: ['x', null] } },
+        required: ['a'],
+        additionalProperties: false,
+      }),
+    ).toEqual([]);
+    expect(
+      schemaProblems({
+        type: 'object',
+        properties: {
+          name: { type: 'string', minLength: 1, pattern: '^a' },
+          n: { type: 'float' },
+          list: { type: 'array', items: { oneOf: [] } },
+        },
         required: 'name',
         $ref: '#/x',
       }),
@@ -94,7 +108,16 @@ describe('schemaProblems', () => {
     expect(() =>
       app.defineConfig({
         flows: { noop: app.defineFlow({ name: 'noop', input: z.object({}), run: () => null }) },
-        mcp: { tools: { 'x.y': { description: 'd', requiredPermissions: [], inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 5 } } }, run: () => 'ok' } } },
+        mcp: {
+          tools: {
+            'x.y': {
+              description: 'd',
+              requiredPermissions: [],
+              inputSchema: { type: 'object', properties: { q: { type: 'string', maxLength: 5 } } },
+              run: () => 'ok',
+            },
+          },
+        },
       }),
     ).toThrow(/mcp\.tools\["x\.y"\]\.inputSchema\.properties\.q\.maxLength: unsupported keyword/);
   });

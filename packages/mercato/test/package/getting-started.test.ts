@@ -84,8 +84,17 @@ function parseGuide(text: string): Section[] {
       const body: string[] = [];
       for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
       if (i >= lines.length) throw new Error(`${GUIDE_PATH}:${start + 1}: the block is not closed`);
-      const paragraphs = prose.join('\n').trim().split(/\n\s*\n/);
-      sections.at(-1)!.blocks.push({ lang: fence[1]!, body: body.join('\n'), intro: paragraphs.at(-1)!.replace(/\s+/g, ' ').trim(), proseBefore: allProse, line: start + 1 });
+      const paragraphs = prose
+        .join('\n')
+        .trim()
+        .split(/\n\s*\n/);
+      sections.at(-1)!.blocks.push({
+        lang: fence[1]!,
+        body: body.join('\n'),
+        intro: paragraphs.at(-1)!.replace(/\s+/g, ' ').trim(),
+        proseBefore: allProse,
+        line: start + 1,
+      });
       prose = [];
       continue;
     }
@@ -127,7 +136,12 @@ function commandsOf(block: Block): string[] {
 
 /** A line of the guide as a pattern: `…` matches anything, the rest is literal. */
 function linePattern(line: string): RegExp {
-  return new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  return new RegExp(
+    `^${line
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 }
 
 const SECTIONS = parseGuide(GUIDE);
@@ -171,7 +185,10 @@ afterAll(async () => {
 /** Replaces the guide's default ports by the ports of this run. */
 function withPorts(text: string): string {
   let out = text;
-  if (state.base) out = out.replaceAll(`http://localhost:${GUIDE_PORT}`, state.base).replaceAll(`127.0.0.1:${GUIDE_PORT}`, `127.0.0.1:${new URL(state.base).port}`);
+  if (state.base)
+    out = out
+      .replaceAll(`http://localhost:${GUIDE_PORT}`, state.base)
+      .replaceAll(`127.0.0.1:${GUIDE_PORT}`, `127.0.0.1:${new URL(state.base).port}`);
   if (state.simPort !== undefined) out = out.replaceAll(`127.0.0.1:${GUIDE_SIM_PORT}`, `127.0.0.1:${state.simPort}`);
   return out;
 }
@@ -199,7 +216,9 @@ function scripts(): Record<string, string> {
 /** The variables an `export` of the guide may set: those of docs/environment.md, and those the app's code reads. */
 function isKnownVariable(name: string): boolean {
   if (readFileSync(join(WORKSPACE, 'docs', 'environment.md'), 'utf8').includes(`\`${name}\``)) return true;
-  const appFiles = ['service.config.ts', 'routes/sync.ts', 'flows/sync-orders.ts', 'webhooks/orders-create.ts'].map((f) => join(state.cwd, f)).filter(existsSync);
+  const appFiles = ['service.config.ts', 'routes/sync.ts', 'flows/sync-orders.ts', 'webhooks/orders-create.ts']
+    .map((f) => join(state.cwd, f))
+    .filter(existsSync);
   return appFiles.some((f) => readFileSync(f, 'utf8').includes(`process.env.${name}`));
 }
 
@@ -210,10 +229,18 @@ async function runCommand(command: string, rest: string[], ctx: TestContext): Pr
   if (first === 'npx' && second === 'mercato' && words[2] === 'init' && words.length === 4) {
     // `npx mercato` fetches the package from the registry: here it is the installed tarball (npx --prefix <where>)
     const installed = state.installed!;
-    const r = await run('npx', ['--no-install', '--prefix', installed.dir, 'mercato', 'init', words[3]!, '--mercato', `file:${installed.tarball}`], { cwd: state.cwd, env: state.env, timeoutMs: 60_000 });
+    const r = await run(
+      'npx',
+      ['--no-install', '--prefix', installed.dir, 'mercato', 'init', words[3]!, '--mercato', `file:${installed.tarball}`],
+      { cwd: state.cwd, env: state.env, timeoutMs: 60_000 },
+    );
     expect(r.code, describeResult(r)).toBe(0);
     // the steps init prints next are the guide's next commands
-    const next = /\nNext steps:\n((?: {2}.+\n)+)/.exec(r.stdout)?.[1]?.split('\n').filter(Boolean).map((l) => l.trim());
+    const next = /\nNext steps:\n((?: {2}.+\n)+)/
+      .exec(r.stdout)?.[1]
+      ?.split('\n')
+      .filter(Boolean)
+      .map((l) => l.trim());
     expect(rest.slice(0, next?.length ?? 0), `mercato init prints the next steps:\n${r.stdout}`).toEqual(next);
     return;
   }
@@ -237,7 +264,8 @@ async function runCommand(command: string, rest: string[], ctx: TestContext): Pr
         state.database ??= await createTestDatabase('postgres', { migrate: false });
         actual = state.database.url!;
       } else if (value === '…') {
-        actual = name === 'ENCRYPTION_KEY' ? randomBytes(32).toString('hex') : `guide-${name.toLowerCase()}-${randomBytes(6).toString('hex')}`;
+        actual =
+          name === 'ENCRYPTION_KEY' ? randomBytes(32).toString('hex') : `guide-${name.toLowerCase()}-${randomBytes(6).toString('hex')}`;
       } else {
         expect(value, `${name}=${value}: a value to fill in is written …`).not.toContain('…');
       }
@@ -263,7 +291,9 @@ async function runCommand(command: string, rest: string[], ctx: TestContext): Pr
     if (script === 'mercato check') expect(r.stdout).toContain(`${join(state.cwd, 'service.config.ts')} is valid`);
     return;
   }
-  throw new Error(`${GUIDE_PATH} has a command this test does not know how to follow: \`${command}\` (teach test/package/getting-started.test.ts)`);
+  throw new Error(
+    `${GUIDE_PATH} has a command this test does not know how to follow: \`${command}\` (teach test/package/getting-started.test.ts)`,
+  );
 }
 
 async function startDev(command: string): Promise<void> {
@@ -308,22 +338,40 @@ async function expectBanner(block: Block): Promise<void> {
   const dev = state.dev!;
   const lines = () => dev.stdout().split('\n');
   const start = () => lines().findIndex((l) => expected[0]!.test(l));
-  await until('the banner', () => start() >= 0 && lines().length > start() + expected.length, 60_000, () => dev.stdout());
+  await until(
+    'the banner',
+    () => start() >= 0 && lines().length > start() + expected.length,
+    60_000,
+    () => dev.stdout(),
+  );
   const all = lines();
   const at = start();
   // before the banner: only npm's `> my-app@0.1.0 dev` / `> mercato dev --port 0` lines
-  expect(all.slice(0, at).filter((l) => l.trim() && !l.startsWith('> ')), 'printed before the banner').toEqual([]);
+  expect(
+    all.slice(0, at).filter((l) => l.trim() && !l.startsWith('> ')),
+    'printed before the banner',
+  ).toEqual([]);
   for (let i = 0; i < expected.length; i++) {
     expect(all[at + i], `banner line ${i + 1} (${GUIDE_PATH}:${block.line + 1 + i})\n${block.body.split('\n')[i]}`).toMatch(expected[i]!);
   }
   // and nothing after it that the guide does not show (once the output has been quiet for a moment)
   let seen = dev.stdout().length;
   let quietSince = Date.now();
-  await until('a quiet terminal after the banner', () => {
-    if (dev.stdout().length !== seen) [seen, quietSince] = [dev.stdout().length, Date.now()];
-    return Date.now() - quietSince >= 500;
-  }, 10_000, () => dev.stdout());
-  expect(lines().slice(at + expected.length).filter((l) => l.trim()), 'printed after the banner').toEqual([]);
+  await until(
+    'a quiet terminal after the banner',
+    () => {
+      if (dev.stdout().length !== seen) [seen, quietSince] = [dev.stdout().length, Date.now()];
+      return Date.now() - quietSince >= 500;
+    },
+    10_000,
+    () => dev.stdout(),
+  );
+  expect(
+    lines()
+      .slice(at + expected.length)
+      .filter((l) => l.trim()),
+    'printed after the banner',
+  ).toEqual([]);
   expect(dev.stderr()).toBe('');
 }
 
@@ -335,7 +383,13 @@ async function expectTerminalLines(block: Block, what: string): Promise<void> {
     for (const line of devOut().slice(state.mark).split('\n')) if (next < expected.length && expected[next]!.test(line)) next++;
     return next;
   };
-  await until(what, () => matched() === expected.length, 30_000, () => `matched ${matched()} of ${expected.length} lines of ${GUIDE_PATH}:${block.line}:\n${block.body}\n--- printed:\n${devOut().slice(state.mark)}`);
+  await until(
+    what,
+    () => matched() === expected.length,
+    30_000,
+    () =>
+      `matched ${matched()} of ${expected.length} lines of ${GUIDE_PATH}:${block.line}:\n${block.body}\n--- printed:\n${devOut().slice(state.mark)}`,
+  );
 }
 
 /** Runs the flow the guide names, as the admin does for the shop the guide names, and compares its output. */
@@ -348,7 +402,9 @@ async function expectFlowOutput(block: Block): Promise<void> {
   expect((await fetch(withPorts(`http://localhost:${GUIDE_PORT}/__mercato/preview/`))).status).toBe(200);
   expect(block.proseBefore).toContain(`http://localhost:${GUIDE_PORT}/__mercato/preview/`);
   const token = await previewToken(base, shop!);
-  const flows = ((await (await fetch(`${base}/api/flows`, { headers: { authorization: `Bearer ${token}` } })).json()) as { flows: { name: string }[] }).flows.map((f) => f.name);
+  const flows = (
+    (await (await fetch(`${base}/api/flows`, { headers: { authorization: `Bearer ${token}` } })).json()) as { flows: { name: string }[] }
+  ).flows.map((f) => f.name);
   const flow = named.filter((n) => flows.includes(n)).at(-1);
   expect(flow, `the guide names a flow of the app (${flows.join(', ')})`).toBeDefined();
   expect((await fetch(`${base}/flows`)).headers.get('content-type')).toMatch(/text\/html/);
@@ -387,7 +443,9 @@ function applyDiff(block: Block): void {
     expect([before.length, after.length], 'the hunk header counts its lines').toEqual([oldCount, newCount]);
     expect(newStart).toBe(oldStart + offset);
     const at = oldStart - 1 + offset;
-    expect(text.slice(at, at + before.length).join('\n'), `${target} at line ${oldStart} is what the guide's diff changes`).toBe(before.join('\n'));
+    expect(text.slice(at, at + before.length).join('\n'), `${target} at line ${oldStart} is what the guide's diff changes`).toBe(
+      before.join('\n'),
+    );
     text = [...text.slice(0, at), ...after, ...text.slice(at + before.length)];
     offset += after.length - before.length;
   }
@@ -439,7 +497,9 @@ async function followBlock(block: Block, ctx: TestContext): Promise<void> {
     state.previous = { kind: 'diff' };
     return applyDiff(block);
   }
-  throw new Error(`${GUIDE_PATH}:${block.line}: this test does not know what to do with this \`\`\`${block.lang} block (after "${block.intro}")`);
+  throw new Error(
+    `${GUIDE_PATH}:${block.line}: this test does not know what to do with this \`\`\`${block.lang} block (after "${block.intro}")`,
+  );
 }
 
 describe('docs/getting-started.md, followed in a new directory with the packed package', () => {
@@ -466,16 +526,20 @@ describe('docs/getting-started.md, followed in a new directory with the packed p
       });
       continue;
     }
-    it(section.title, async (ctx) => {
-      if (state.broken) throw new Error(`cannot follow on: the section "${state.broken}" failed`);
-      try {
-        for (const block of section.blocks) await followBlock(block, ctx);
-      } catch (error) {
-        // a skip (production without PostgreSQL) is not a failure
-        if ((error as { code?: string }).code !== 'VITEST_PENDING') state.broken = section.title;
-        throw error;
-      }
-    }, 420_000);
+    it(
+      section.title,
+      async (ctx) => {
+        if (state.broken) throw new Error(`cannot follow on: the section "${state.broken}" failed`);
+        try {
+          for (const block of section.blocks) await followBlock(block, ctx);
+        } catch (error) {
+          // a skip (production without PostgreSQL) is not a failure
+          if ((error as { code?: string }).code !== 'VITEST_PENDING') state.broken = section.title;
+          throw error;
+        }
+      },
+      420_000,
+    );
   }
 
   it('links only to pages that exist', () => {

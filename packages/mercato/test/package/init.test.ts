@@ -35,7 +35,8 @@ let base: string;
 let simUrl: string;
 
 const env = childEnv({ MERCATO_SIM_PORT: '0' });
-const mercatoInit = (args: string[], cwd: string) => run('npx', ['--no-install', '--prefix', installed.dir, 'mercato', 'init', ...args], { cwd, env, timeoutMs: 60_000 });
+const mercatoInit = (args: string[], cwd: string) =>
+  run('npx', ['--no-install', '--prefix', installed.dir, 'mercato', 'init', ...args], { cwd, env, timeoutMs: 60_000 });
 
 beforeAll(async () => {
   installed = await installedPackage();
@@ -79,7 +80,10 @@ describe('mercato init <dir>, npm install, npm run dev: outside the workspace, f
     await server.waitFor(/^watching .* for changes \(Ctrl-C to stop\)$/m, 30_000);
     const out = server.stdout();
     expect(out).toContain(`  admin preview: ${base}/__mercato/preview/  (pick a shop; development only)`);
-    const sim = /^ {2}platform: {6}simulator at (http:\/\/127\.0\.0\.1:\d+) \(shops demo-1\.myshopify\.com, demo-2\.myshopify\.com; webhooks → http:\/\/127\.0\.0\.1:(\d+)\/webhooks\)$/m.exec(out);
+    const sim =
+      /^ {2}platform: {6}simulator at (http:\/\/127\.0\.0\.1:\d+) \(shops demo-1\.myshopify\.com, demo-2\.myshopify\.com; webhooks → http:\/\/127\.0\.0\.1:(\d+)\/webhooks\)$/m.exec(
+        out,
+      );
     expect(sim, out).not.toBeNull();
     simUrl = sim![1]!;
     expect(`http://localhost:${sim![2]}`).toBe(base);
@@ -99,7 +103,9 @@ describe('mercato init <dir>, npm install, npm run dev: outside the workspace, f
   it("the scaffold's flow runs from the admin preview, its route and its webhook work as its README says", async () => {
     // as the admin UI does once a shop is picked in the preview (which also installs the app on the shop)
     const token = await previewToken(base, 'demo-1.myshopify.com');
-    const flows = (await (await fetch(`${base}/api/flows`, { headers: { authorization: `Bearer ${token}` } })).json()) as { flows: { name: string }[] };
+    const flows = (await (await fetch(`${base}/api/flows`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      flows: { name: string }[];
+    };
     expect(flows.flows.map((f) => f.name)).toEqual(['syncOrders']);
     const byHand = await runFlowViaApi(base, token, 'syncOrders', {});
     expect(byHand).toMatchObject({ status: 'completed', output: { orders: 2, large: 1, total: 222 } });
@@ -126,7 +132,9 @@ describe('mercato init <dir>, npm install, npm run dev: outside the workspace, f
     await expect
       .poll(
         async () => {
-          const list = (await (await fetch(`${base}/api/runs?search=${encodeURIComponent('webhook:orders/create')}`, { headers })).json()) as { runs: { id: string; status: string }[] };
+          const list = (await (
+            await fetch(`${base}/api/runs?search=${encodeURIComponent('webhook:orders/create')}`, { headers })
+          ).json()) as { runs: { id: string; status: string }[] };
           hookRun = list.runs[0];
           return hookRun?.status;
         },

@@ -70,7 +70,16 @@ describe('npm pack: the tarball', () => {
   });
 
   it('holds the bundles, the declarations, the admin UI, the migrations and the template', () => {
-    for (const file of ['package.json', 'bin/mercato.js', 'dist/cli.js', 'dist/index.js', 'dist/testing.js', 'dist/types/index.d.ts', 'dist/types/db/testing.d.ts', 'dist/admin-ui/index.html']) {
+    for (const file of [
+      'package.json',
+      'bin/mercato.js',
+      'dist/cli.js',
+      'dist/index.js',
+      'dist/testing.js',
+      'dist/types/index.d.ts',
+      'dist/types/db/testing.d.ts',
+      'dist/admin-ui/index.html',
+    ]) {
       expect(pkg.files, file).toContain(file);
     }
     const migrations = filesUnder(join(PACKAGE_ROOT, 'migrations')).map((f) => `migrations/${f}`);
@@ -88,7 +97,11 @@ describe('npm pack: the tarball', () => {
 
   it('has no sources and no tests: no src/, no test/, no .ts file other than declarations and the template', () => {
     const topLevel = [...new Set(pkg.files.map((f) => f.split('/')[0]))].sort();
-    expect(topLevel).toEqual(['bin', 'dist', 'migrations', 'package.json', 'templates'].concat(existsSync(join(PACKAGE_ROOT, 'README.md')) ? ['README.md'] : []).sort());
+    expect(topLevel).toEqual(
+      ['bin', 'dist', 'migrations', 'package.json', 'templates']
+        .concat(existsSync(join(PACKAGE_ROOT, 'README.md')) ? ['README.md'] : [])
+        .sort(),
+    );
     // (the template of `mercato init` is an app, with its own tests)
     expect(pkg.files.filter((f) => !f.startsWith('templates/') && /(^|\/)(src|test|tests|scripts|node_modules)\//.test(f))).toEqual([]);
     expect(pkg.files.filter((f) => /\.[cm]?tsx?$/.test(f) && !f.endsWith('.d.ts') && !f.startsWith('templates/'))).toEqual([]);
@@ -108,7 +121,8 @@ describe('npm pack: the tarball', () => {
 
 describe('npm install <tarball> in an empty directory outside the workspace', () => {
   const env = childEnv({ MERCATO_SIM_PORT: '0' });
-  const npx = (args: string[], cwd: string, timeoutMs = 120_000) => run('npx', ['--no-install', 'mercato', ...args], { cwd, env, timeoutMs });
+  const npx = (args: string[], cwd: string, timeoutMs = 120_000) =>
+    run('npx', ['--no-install', 'mercato', ...args], { cwd, env, timeoutMs });
 
   it('installs mercato and its dependencies only: no tsx anywhere in node_modules, no sources in the package', () => {
     const nm = join(installed.dir, 'node_modules');
@@ -163,7 +177,10 @@ export default app.defineConfig({
 });
 `,
     );
-    writeFileSync(join(app, 'routes', 'ping.js'), `import { defineRoute } from 'mercato';\n\nexport default defineRoute({ auth: 'none', GET: () => Response.json({ pong: true }) });\n`);
+    writeFileSync(
+      join(app, 'routes', 'ping.js'),
+      `import { defineRoute } from 'mercato';\n\nexport default defineRoute({ auth: 'none', GET: () => Response.json({ pong: true }) });\n`,
+    );
 
     const check = await npx(['check'], app);
     expect(check.code, describeResult(check)).toBe(0);
@@ -173,7 +190,9 @@ export default app.defineConfig({
 
     const { server, base } = await dev(app);
     expect(server.stdout()).toMatch(/admin preview: http:\/\/localhost:\d+\/__mercato\/preview\//);
-    expect(server.stdout()).toMatch(/platform: +simulator at http:\/\/127\.0\.0\.1:\d+ \(shops demo-1\.myshopify\.com, demo-2\.myshopify\.com;/);
+    expect(server.stdout()).toMatch(
+      /platform: +simulator at http:\/\/127\.0\.0\.1:\d+ \(shops demo-1\.myshopify\.com, demo-2\.myshopify\.com;/,
+    );
 
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
 
@@ -227,13 +246,18 @@ export default app.defineConfig({
     const app = join(installed.dir, 'ts-app');
     if (!existsSync(join(app, 'service.config.ts'))) writeTsApp(app);
     // one mistake, so the types are shown to be real (not `any`); typed.ts's @ts-expect-error lines would be errors too
-    writeFileSync(join(app, 'wrong.ts'), `import service from './service.config.ts';\n\nawait service.dispatchFlow({ flowName: 'greet', input: { name: 42 }, shop: 'a.myshopify.com' });\n`);
+    writeFileSync(
+      join(app, 'wrong.ts'),
+      `import service from './service.config.ts';\n\nawait service.dispatchFlow({ flowName: 'greet', input: { name: 42 }, shop: 'a.myshopify.com' });\n`,
+    );
     // skipLibCheck off: the declarations of the package are checked too (their imports must resolve in an install)
     const r = await run(process.execPath, [TSC, '-p', app, '--listFiles'], { cwd: app, env: childEnv(), timeoutMs: 180_000 });
     const errors = r.stdout.split('\n').filter((line) => /error TS\d+/.test(line));
     // drizzle-orm's own declarations do not all check (optional drivers, other dialects): only mercato's and the app's count
     const ours = errors.filter((line) => !line.startsWith('../node_modules/') || line.startsWith('../node_modules/mercato/'));
-    expect(ours, describeResult(r)).toEqual([expect.stringMatching(/^wrong\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/)]);
+    expect(ours, describeResult(r)).toEqual([
+      expect.stringMatching(/^wrong\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/),
+    ]);
     const files = r.stdout.split('\n').filter((line) => line.startsWith('/'));
     // `mercato` resolved to the installed package's declarations, nothing from the workspace
     expect(files).toContain(join(installed.dir, 'node_modules', 'mercato', 'dist', 'types', 'index.d.ts'));

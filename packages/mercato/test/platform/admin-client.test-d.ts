@@ -16,7 +16,10 @@ it('ctx.admin offers request and raw with operationName', () => {
     name: 'shopName',
     input: z.object({}),
     async run(ctx) {
-      const data = await ctx.admin.request<{ shop: { name: string } }>('query A { shop { name } }', { operationName: 'A', signal: ctx.signal });
+      const data = await ctx.admin.request<{ shop: { name: string } }>('query A { shop { name } }', {
+        operationName: 'A',
+        signal: ctx.signal,
+      });
       expectTypeOf(data).toEqualTypeOf<{ shop: { name: string } }>();
       const raw = await ctx.admin.raw('query A { shop { name } }', { operationName: 'A', variables: {}, apiVersion: '2026-10' });
       expectTypeOf(raw).toEqualTypeOf<AdminRawResponse>();

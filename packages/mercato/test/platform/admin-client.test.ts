@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { AdminClient, AdminGraphqlError, AdminHttpError, NotInstalledError, adminClientFor, retryAfterMs, throttleWaitMs } from '../../src/platform/index.ts';
+import {
+  AdminClient,
+  AdminGraphqlError,
+  AdminHttpError,
+  NotInstalledError,
+  adminClientFor,
+  retryAfterMs,
+  throttleWaitMs,
+} from '../../src/platform/index.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { ENCRYPTION_KEY, SHOP_QUERY, startSim } from './helpers.ts';
 
@@ -16,7 +24,14 @@ const FAST_RETRY = { initialDelayMs: 20, maxDelayMs: 100 };
 describe('AdminClient', () => {
   let sim: PlatformSim;
   let token: string;
-  const client = (retry = {}) => new AdminClient({ shop: SHOP, apiVersion: '2026-10', platformOrigin: sim.url, accessToken: async () => token, retry: { ...FAST_RETRY, ...retry } });
+  const client = (retry = {}) =>
+    new AdminClient({
+      shop: SHOP,
+      apiVersion: '2026-10',
+      platformOrigin: sim.url,
+      accessToken: async () => token,
+      retry: { ...FAST_RETRY, ...retry },
+    });
 
   beforeAll(async () => {
     sim = await startSim();
@@ -53,24 +68,36 @@ describe('AdminClient', () => {
     sim.injectFault({ target: 'graphql', status: 503, times: 2 });
     expect((await client().request(SHOP_QUERY)).shop.myshopifyDomain).toBe(SHOP);
     sim.injectFault({ target: 'graphql', status: 502, times: 3 });
-    const error = await client({ maxRetries: 2 }).request(SHOP_QUERY).catch((e) => e);
+    const error = await client({ maxRetries: 2 })
+      .request(SHOP_QUERY)
+      .catch((e) => e);
     expect(error).toBeInstanceOf(AdminHttpError);
     expect(error.status).toBe(502);
   });
 
   it('turns GraphQL errors into AdminGraphqlError and other statuses into AdminHttpError, without retrying them', async () => {
-    const error = await client().request('{ shop { name nonsense } }').catch((e) => e);
+    const error = await client()
+      .request('{ shop { name nonsense } }')
+      .catch((e) => e);
     expect(error).toBeInstanceOf(AdminGraphqlError);
     expect(error.errors[0].message).toBe("Field 'nonsense' doesn't exist on type 'Shop'");
     expect(error.codes).toEqual(['undefinedField']);
     const calls = sim.state.graphqlCalls.length;
-    const bad = new AdminClient({ shop: SHOP, apiVersion: '2026-10', platformOrigin: sim.url, accessToken: async () => 'shpat_revoked', retry: FAST_RETRY });
+    const bad = new AdminClient({
+      shop: SHOP,
+      apiVersion: '2026-10',
+      platformOrigin: sim.url,
+      accessToken: async () => 'shpat_revoked',
+      retry: FAST_RETRY,
+    });
     const denied = await bad.request(SHOP_QUERY).catch((e) => e);
     expect(denied).toBeInstanceOf(AdminHttpError);
     expect(denied.status).toBe(401);
     expect(denied.message).not.toContain('shpat_');
     expect(sim.state.graphqlCalls.length).toBe(calls + 1);
-    const unknownVersion = await client().request(SHOP_QUERY, { apiVersion: '1999-01' }).catch((e) => e);
+    const unknownVersion = await client()
+      .request(SHOP_QUERY, { apiVersion: '1999-01' })
+      .catch((e) => e);
     expect(unknownVersion).toMatchObject({ status: 404 });
   });
 
@@ -78,12 +105,20 @@ describe('AdminClient', () => {
     sim.injectFault({ target: 'graphql', status: 429, headers: { 'retry-after': '30' } });
     const controller = new AbortController();
     const started = Date.now();
-    const pending = client().request(SHOP_QUERY, { signal: controller.signal }).catch((e) => e);
+    const pending = client()
+      .request(SHOP_QUERY, { signal: controller.signal })
+      .catch((e) => e);
     setTimeout(() => controller.abort(new Error('caller gave up')), 100);
     expect(((await pending) as Error).message).toBe('caller gave up');
     expect(Date.now() - started).toBeLessThan(5000);
     const runSignal = AbortSignal.abort(new Error('run canceled'));
-    const own = new AdminClient({ shop: SHOP, apiVersion: '2026-10', platformOrigin: sim.url, accessToken: async () => token, signal: runSignal });
+    const own = new AdminClient({
+      shop: SHOP,
+      apiVersion: '2026-10',
+      platformOrigin: sim.url,
+      accessToken: async () => token,
+      signal: runSignal,
+    });
     await expect(own.request(SHOP_QUERY)).rejects.toThrow('run canceled');
   });
 
@@ -106,7 +141,13 @@ describe('AdminClient', () => {
   });
 
   it('computes waits from the cost extension and Retry-After', () => {
-    expect(throttleWaitMs({ requestedQueryCost: 100, actualQueryCost: null, throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 50, restoreRate: 50 } })).toBe(1050);
+    expect(
+      throttleWaitMs({
+        requestedQueryCost: 100,
+        actualQueryCost: null,
+        throttleStatus: { maximumAvailable: 1000, currentlyAvailable: 50, restoreRate: 50 },
+      }),
+    ).toBe(1050);
     expect(throttleWaitMs(undefined)).toBeUndefined();
     expect(retryAfterMs('2')).toBe(2000);
     expect(retryAfterMs(new Date(Date.now() + 3000).toUTCString())).toBeGreaterThan(1000);
@@ -122,7 +163,9 @@ const instance = app.defineConfig({
       input: z.object({ calls: z.number().int().positive().default(1) }),
       async run(ctx, input) {
         // a burst of concurrent calls: more than the bucket holds, whatever the speed of the database
-        const results = await ctx.step('burst', () => Promise.all(Array.from({ length: input.calls }, () => ctx.admin.request(SHOP_QUERY, { signal: ctx.signal }))));
+        const results = await ctx.step('burst', () =>
+          Promise.all(Array.from({ length: input.calls }, () => ctx.admin.request(SHOP_QUERY, { signal: ctx.signal }))),
+        );
         return results.at(-1).shop;
       },
     }),
@@ -178,10 +221,20 @@ describeEngines('ctx.admin in flows', (get) => {
   });
 
   it('a shop without installation fails the run with NotInstalledError', async () => {
-    const { runId } = await t.runtime.dispatch({ appHandle: 'default', shop: OTHER_SHOP, flowName: 'shopInfo', input: {}, trigger: 'dispatch' });
+    const { runId } = await t.runtime.dispatch({
+      appHandle: 'default',
+      shop: OTHER_SHOP,
+      flowName: 'shopInfo',
+      input: {},
+      trigger: 'dispatch',
+    });
     const run = await waitForRun(get().db, runId);
     expect(run).toMatchObject({ status: 'failed', error: { name: 'NotInstalledError' } });
-    const client = adminClientFor({ db: get().db, secrets: t.runtime.secrets, platform: t.runtime.platform, platformOrigin: sim.url }, 'default', OTHER_SHOP);
+    const client = adminClientFor(
+      { db: get().db, secrets: t.runtime.secrets, platform: t.runtime.platform, platformOrigin: sim.url },
+      'default',
+      OTHER_SHOP,
+    );
     await expect(client.request(SHOP_QUERY)).rejects.toBeInstanceOf(NotInstalledError);
   });
 });

@@ -20,7 +20,13 @@ afterAll(() => {
 });
 
 function startDev(extraEnv: Record<string, string> = {}, cwd = MINIMAL) {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, MERCATO_DATA_DIR: join(dir, `db-${children.length}`), MERCATO_SIM_PORT: '0', ...extraEnv };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    MERCATO_DATA_DIR: join(dir, `db-${children.length}`),
+    MERCATO_SIM_PORT: '0',
+    ...extraEnv,
+  };
   const child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-watch'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
@@ -59,13 +65,17 @@ describe('mercato dev with the platform simulator', () => {
       expect.objectContaining({ shop: 'demo-2.myshopify.com', uninstalledAt: null }),
     ]);
     // the admin's first request finds the installation: no second exchange
-    const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as { token: string };
+    const minted = (await (
+      await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })
+    ).json()) as { token: string };
     expect((await fetch(`${url}/api/pages`, { headers: { authorization: `Bearer ${minted.token}` } })).status).toBe(200);
     const state = (await (await fetch(`${simUrl}/__sim/state`)).json()) as any;
     expect(state.tokenExchanges).toEqual(exchanged);
 
     // the simulator delivers app/uninstalled to the dev server, which handles it in its in-process worker
-    const uninstalled = (await (await fetch(`${simUrl}/__sim/uninstall`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })).json()) as any;
+    const uninstalled = (await (
+      await fetch(`${simUrl}/__sim/uninstall`, { method: 'POST', body: JSON.stringify({ shop: 'demo-2.myshopify.com' }) })
+    ).json()) as any;
     expect(uninstalled.delivery.status).toBe(200);
     const auth = { authorization: `Bearer ${minted.token}` };
     await expect
@@ -90,16 +100,27 @@ describe('mercato dev with the platform simulator', () => {
       const url = /listening on (http:\/\/\S+)/.exec(output)![1]!;
       const simUrl = /platform:\s+simulator at (http:\/\/\S+)/.exec(output)![1]!;
       // the webhook handler of the demo asks the Admin API for the shop's name with the stored offline token
-      const delivered = await fetch(`${simUrl}/__sim/webhooks`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com', topic: 'orders/create', payload: { id: 1000 + session } }) });
+      const delivered = await fetch(`${simUrl}/__sim/webhooks`, {
+        method: 'POST',
+        body: JSON.stringify({ shop: 'demo-1.myshopify.com', topic: 'orders/create', payload: { id: 1000 + session } }),
+      });
       expect(delivered.status).toBe(200);
-      const minted = (await (await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com' }) })).json()) as { token: string };
+      const minted = (await (
+        await fetch(`${url}/__mercato/preview/session-token`, { method: 'POST', body: JSON.stringify({ shop: 'demo-1.myshopify.com' }) })
+      ).json()) as { token: string };
       const auth = { authorization: `Bearer ${minted.token}` };
-      const runs = await eventually(async () => {
-        const all = ((await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any).runs as any[];
-        const list = all.filter((r) => r.flowName === 'webhook:orders/create');
-        return list.length >= session && list.every((r) => r.status === 'completed' || r.status === 'failed') && list;
-      }, { timeout: 20_000, interval: 50 });
-      expect(runs.map((r) => r.status), `session ${session}`).toEqual(runs.map(() => 'completed'));
+      const runs = await eventually(
+        async () => {
+          const all = ((await (await fetch(`${url}/api/runs`, { headers: auth })).json()) as any).runs as any[];
+          const list = all.filter((r) => r.flowName === 'webhook:orders/create');
+          return list.length >= session && list.every((r) => r.status === 'completed' || r.status === 'failed') && list;
+        },
+        { timeout: 20_000, interval: 50 },
+      );
+      expect(
+        runs.map((r) => r.status),
+        `session ${session}`,
+      ).toEqual(runs.map(() => 'completed'));
       dev.child.kill('SIGTERM');
       expect(await dev.exited).toBe(0);
     }

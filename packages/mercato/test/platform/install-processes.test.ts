@@ -17,7 +17,9 @@ const instance = app.defineConfig({ flows: { noop: app.defineFlow({ name: 'noop'
 
 /** The install-lock connections of this database and the last query each sent. */
 function lockConnections(db: Database) {
-  return db.query<{ query: string }>(sql`select query from pg_stat_activity where datname = current_database() and application_name like '%-install-lock'`);
+  return db.query<{ query: string }>(
+    sql`select query from pg_stat_activity where datname = current_database() and application_name like '%-install-lock'`,
+  );
 }
 
 describe.skipIf(!process.env.DATABASE_URL)('installations across processes [postgres]', () => {
@@ -49,7 +51,13 @@ describe.skipIf(!process.env.DATABASE_URL)('installations across processes [post
     try {
       const pending = Promise.all([one, two].flatMap((t) => Array.from({ length: 4 }, () => t.api('/api/pages'))));
       // one process is exchanging (held by the platform) while the other polls for the lock it holds
-      await expect.poll(async () => hold.arrived > 0 && (await lockConnections(test.db)).filter((c) => c.query.includes('pg_try_advisory_lock')).length === 2, { timeout: 10_000, interval: 20 }).toBe(true);
+      await expect
+        .poll(
+          async () =>
+            hold.arrived > 0 && (await lockConnections(test.db)).filter((c) => c.query.includes('pg_try_advisory_lock')).length === 2,
+          { timeout: 10_000, interval: 20 },
+        )
+        .toBe(true);
       expect(hold.arrived).toBe(1);
       hold.release();
       answers = await pending;

@@ -11,7 +11,16 @@ import { defineApp } from '../../src/app/app.ts';
 import { defineWebhook } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { verifyWebhookHmac } from '../../src/platform/index.ts';
-import { FAST_WORKER, OTHER_SHOP, SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import {
+  FAST_WORKER,
+  OTHER_SHOP,
+  SHOP,
+  TEST_API_KEY,
+  TEST_API_SECRET,
+  type TestRuntime,
+  startTestRuntime,
+  waitForRun,
+} from '../helpers/runtime.ts';
 import { ENCRYPTION_KEY, SHOP_QUERY, installationRow, startSim } from './helpers.ts';
 import { capturingLogger, eventually } from '../kit/index.ts';
 
@@ -80,7 +89,12 @@ describeEngines('webhooks', (get) => {
     sim = await startSim();
     const captured = capturingLogger('info');
     logs = captured.lines;
-    t = await startTestRuntime(instance, get().db, { http: true, worker: true, logger: captured.logger, env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY } });
+    t = await startTestRuntime(instance, get().db, {
+      http: true,
+      worker: true,
+      logger: captured.logger,
+      env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY },
+    });
     sim.setAppUrl(TEST_API_KEY, t.url!);
     expect((await t.api('/api/pages')).status).toBe(200); // SHOP installed by token exchange
   });
@@ -96,13 +110,21 @@ describeEngines('webhooks', (get) => {
     const [run] = await runs(sql`flow_name = 'webhook:orders/create'`);
     expect(run).toMatchObject({ trigger: 'webhook', shop: SHOP });
     expect((await waitForRun(get().db, run!.id)).status).toBe('completed');
-    expect(seen.at(-1)).toMatchObject({ topic: 'orders/create', shop: SHOP, payload: { id: 1001, note: 'caf\u00e9 \u2713' }, webhookId: delivery.webhookId, shopName: 'Shop One' });
+    expect(seen.at(-1)).toMatchObject({
+      topic: 'orders/create',
+      shop: SHOP,
+      payload: { id: 1001, note: 'caf\u00e9 \u2713' },
+      webhookId: delivery.webhookId,
+      shopName: 'Shop One',
+    });
     // visible in the shop's run list, not in the flow list
     const list = (await (await t.api('/api/runs')).json()) as any;
     expect(list.runs.map((r: any) => r.id)).toContain(run!.id);
     const flows = (await (await t.api('/api/flows')).json()) as any;
     expect(flows.flows.map((f: any) => f.name)).toEqual(['noop']);
-    expect((await t.api(`/api/flows/${encodeURIComponent('webhook:orders/create')}/run`, { method: 'POST', json: { input: {} } })).status).toBe(404);
+    expect(
+      (await t.api(`/api/flows/${encodeURIComponent('webhook:orders/create')}/run`, { method: 'POST', json: { input: {} } })).status,
+    ).toBe(404);
   });
 
   it('a bad signature is 401 and leaves no trace', async () => {
@@ -110,24 +132,42 @@ describeEngines('webhooks', (get) => {
     const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'orders/create', payload: { id: 1 }, signWith: 'not-the-secret' });
     expect(delivery.status).toBe(401);
     const body = JSON.stringify({ id: 2 });
-    const headers = { 'content-type': 'application/json', 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': SHOP, 'x-shopify-webhook-id': 'w-unsigned' };
+    const headers = {
+      'content-type': 'application/json',
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-shop-domain': SHOP,
+      'x-shopify-webhook-id': 'w-unsigned',
+    };
     expect((await post(headers, body)).status).toBe(401);
     // a signature over a re-serialised body does not match the raw bytes
-    const signedOther = createHmac('sha256', TEST_API_SECRET).update(JSON.stringify(JSON.parse('{"id": 2}'), null, 1)).digest('base64');
+    const signedOther = createHmac('sha256', TEST_API_SECRET)
+      .update(JSON.stringify(JSON.parse('{"id": 2}'), null, 1))
+      .digest('base64');
     expect((await post({ ...headers, 'x-shopify-hmac-sha256': signedOther }, '{"id": 2}')).status).toBe(401);
     expect((await runs()).length).toBe(before);
-    const [count] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from webhook_deliveries where webhook_id in (${delivery.webhookId}, 'w-unsigned')`);
+    const [count] = await get().db.query<{ n: number }>(
+      sql`select count(*)::int as n from webhook_deliveries where webhook_id in (${delivery.webhookId}, 'w-unsigned')`,
+    );
     expect(count!.n).toBe(0);
   });
 
   it('a valid signature with bad headers or body is 400', async () => {
     const body = '{"id": 3}';
     const hmac = createHmac('sha256', TEST_API_SECRET).update(body).digest('base64');
-    const base = { 'content-type': 'application/json', 'x-shopify-hmac-sha256': hmac, 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': SHOP, 'x-shopify-webhook-id': 'w-400' };
+    const base = {
+      'content-type': 'application/json',
+      'x-shopify-hmac-sha256': hmac,
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-shop-domain': SHOP,
+      'x-shopify-webhook-id': 'w-400',
+    };
     expect((await post({ ...base, 'x-shopify-shop-domain': 'evil.example.com' }, body)).status).toBe(400);
     expect((await post({ ...base, 'x-shopify-webhook-id': '' }, body)).status).toBe(400);
     const notJson = 'not json';
-    expect((await post({ ...base, 'x-shopify-hmac-sha256': createHmac('sha256', TEST_API_SECRET).update(notJson).digest('base64') }, notJson)).status).toBe(400);
+    expect(
+      (await post({ ...base, 'x-shopify-hmac-sha256': createHmac('sha256', TEST_API_SECRET).update(notJson).digest('base64') }, notJson))
+        .status,
+    ).toBe(400);
   });
 
   it('a redelivery of the same id, or the same event id, is acknowledged and ignored; concurrent duplicates too', async () => {
@@ -148,7 +188,9 @@ describeEngines('webhooks', (get) => {
       'x-shopify-shop-domain': SHOP,
       'x-shopify-webhook-id': 'concurrent-1',
     };
-    const answers = await Promise.all(Array.from({ length: 6 }, () => post(headers, body).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => post(headers, body).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
     expect(answers.filter((a) => a.body.runId).length).toBe(1);
     expect(answers.filter((a) => a.body.duplicate).length).toBe(5);
@@ -158,7 +200,9 @@ describeEngines('webhooks', (get) => {
   });
 
   it('webhook runs have no concurrency limit: simultaneous deliveries of one topic each get their run', async () => {
-    const deliveries = await Promise.all([1, 2, 3].map((id) => sim.deliverWebhook({ shop: OTHER_SHOP, topic: 'products/update', payload: { id } })));
+    const deliveries = await Promise.all(
+      [1, 2, 3].map((id) => sim.deliverWebhook({ shop: OTHER_SHOP, topic: 'products/update', payload: { id } })),
+    );
     expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200]);
     const mine = await runs(sql`flow_name = 'webhook:products/update' and shop = ${OTHER_SHOP}`);
     expect(mine).toHaveLength(3);
@@ -169,18 +213,30 @@ describeEngines('webhooks', (get) => {
     productFailures = 2;
     const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'products/update', payload: { id: 90 } });
     expect(delivery.status).toBe(200); // answered before the handler ran
-    const [row] = await get().db.query<{ run_id: string }>(sql`select run_id from webhook_deliveries where webhook_id = ${delivery.webhookId}`);
+    const [row] = await get().db.query<{ run_id: string }>(
+      sql`select run_id from webhook_deliveries where webhook_id = ${delivery.webhookId}`,
+    );
     const run = await waitForRun(get().db, row!.run_id);
     expect(run).toMatchObject({ status: 'completed', attempt: 3 });
-    const logs = await get().db.query<{ message: string }>(sql`select message from logs where run_id = ${row!.run_id}::uuid and level = 'error' order by id`);
-    expect(logs.map((l) => l.message)).toEqual([expect.stringContaining('product handler failed'), expect.stringContaining('product handler failed')]);
+    const logs = await get().db.query<{ message: string }>(
+      sql`select message from logs where run_id = ${row!.run_id}::uuid and level = 'error' order by id`,
+    );
+    expect(logs.map((l) => l.message)).toEqual([
+      expect.stringContaining('product handler failed'),
+      expect.stringContaining('product handler failed'),
+    ]);
     expect(seen.at(-1)).toMatchObject({ topic: 'products/update', payload: { id: 90 } });
   });
 
   it('a body over 5 MB is refused with 413 while it is read, signed or not, and leaves no trace', async () => {
     const before = (await runs()).length;
     const body = `{"pad":"${'x'.repeat(5 * 1024 * 1024)}"}`;
-    const headers = { 'content-type': 'application/json', 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': SHOP, 'x-shopify-webhook-id': 'w-big' };
+    const headers = {
+      'content-type': 'application/json',
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-shop-domain': SHOP,
+      'x-shopify-webhook-id': 'w-big',
+    };
     const hmac = createHmac('sha256', TEST_API_SECRET).update(body).digest('base64');
     expect((await post({ ...headers, 'x-shopify-hmac-sha256': hmac }, body)).status).toBe(413);
     expect((await post(headers, body)).status).toBe(413); // unsigned: the size limit comes before the signature
@@ -197,7 +253,12 @@ describeEngines('webhooks', (get) => {
     expect(recorded).toEqual([{ topic: 'carts/update', shop: SHOP, run_id: null }]);
     const logged = logs.filter((l) => l.webhookId === delivery.webhookId);
     expect(logged).toEqual([
-      expect.objectContaining({ msg: 'webhook with no handler for its topic: acknowledged and ignored', topic: 'carts/update', shop: SHOP, appHandle: 'default' }),
+      expect.objectContaining({
+        msg: 'webhook with no handler for its topic: acknowledged and ignored',
+        topic: 'carts/update',
+        shop: SHOP,
+        appHandle: 'default',
+      }),
     ]);
     // a redelivery is logged as a duplicate
     expect((await sim.redeliver(delivery.webhookId)).status).toBe(200);
@@ -228,7 +289,9 @@ describeEngines('webhooks', (get) => {
     await waitForRun(get().db, other.runId);
     const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'shop/redact', payload: { shop_id: 1, shop_domain: SHOP } });
     expect(delivery.status).toBe(200);
-    const [row] = await get().db.query<{ run_id: string }>(sql`select run_id from webhook_deliveries where webhook_id = ${delivery.webhookId}`);
+    const [row] = await get().db.query<{ run_id: string }>(
+      sql`select run_id from webhook_deliveries where webhook_id = ${delivery.webhookId}`,
+    );
     expect((await waitForRun(get().db, row!.run_id)).status).toBe('completed');
     expect(seen.at(-1)).toMatchObject({ topic: 'shop/redact', shop: SHOP });
     const left = await runs(sql`shop = ${SHOP}`);

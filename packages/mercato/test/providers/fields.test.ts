@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { FieldsMap } from '../../src/app/types.ts';
-import { type FieldError, coerce, dashboardStatus, isConfigured, publicConfig, runValidator, typeProblem } from '../../src/providers/fields.ts';
+import {
+  type FieldError,
+  coerce,
+  dashboardStatus,
+  isConfigured,
+  publicConfig,
+  runValidator,
+  typeProblem,
+} from '../../src/providers/fields.ts';
 import { scrub, scrubError, secretValues } from '../../src/providers/scrub.ts';
 
 const fields: FieldsMap = {
@@ -78,11 +86,28 @@ describe('provider fields', () => {
   });
 
   it('runs validators with safeParseAsync, or safeParse when that is all they have', async () => {
-    const sync = { safeParse: (v: unknown) => (v === 'ok' ? { success: true, data: 'OK' } : { success: false, error: { issues: [{ message: 'nope' }] } }) };
+    const sync = {
+      safeParse: (v: unknown) =>
+        v === 'ok' ? { success: true, data: 'OK' } : { success: false, error: { issues: [{ message: 'nope' }] } },
+    };
     expect(await runValidator(sync, 'ok')).toEqual({ ok: true, value: 'OK' });
     expect(await runValidator(sync, 'x')).toEqual({ ok: false, reason: 'nope' });
-    expect(await runValidator(z.string().transform((v) => v.length), 'abc')).toEqual({ ok: true, value: 3 });
+    expect(
+      await runValidator(
+        z.string().transform((v) => v.length),
+        'abc',
+      ),
+    ).toEqual({ ok: true, value: 3 });
     expect(await runValidator({}, 'x')).toEqual({ ok: false, reason: 'has a validator without safeParse or safeParseAsync' });
-    expect(await runValidator({ safeParse: () => { throw new Error('hunter22'); } }, 'x')).toEqual({ ok: false, reason: 'could not be validated (its validator threw)' });
+    expect(
+      await runValidator(
+        {
+          safeParse: () => {
+            throw new Error('hunter22');
+          },
+        },
+        'x',
+      ),
+    ).toEqual({ ok: false, reason: 'could not be validated (its validator threw)' });
   });
 });

@@ -77,8 +77,11 @@ describeEngines('a provider that is not configured', (get) => {
   const dispatch = (flowName: string, input: unknown, shop: string | null = SHOP) =>
     t.runtime.dispatch({ appHandle: 'default', shop, flowName, input, trigger: 'api' }).then((r) => r.runId);
   const logs = (runId: string) =>
-    get().db.query<{ level: string; message: string; step: string | null; data: any }>(sql`select level, message, step, data from logs where run_id = ${runId}::uuid order by id`);
-  const steps = (runId: string) => get().db.query<{ name: string; status: string; error: any }>(sql`select name, status, error from steps where run_id = ${runId}::uuid`);
+    get().db.query<{ level: string; message: string; step: string | null; data: any }>(
+      sql`select level, message, step, data from logs where run_id = ${runId}::uuid order by id`,
+    );
+  const steps = (runId: string) =>
+    get().db.query<{ name: string; status: string; error: any }>(sql`select name, status, error from steps where run_id = ${runId}::uuid`);
   /** Waits long enough for a retry (10 ms backoff) to have happened, if one were scheduled. */
   const settle = () => new Promise((r) => setTimeout(r, 300));
 
@@ -96,17 +99,32 @@ describeEngines('a provider that is not configured', (get) => {
     const runId = await dispatch(flowName, { email: 'a@b.c' });
     const run = await waitForRun(get().db, runId);
     await settle();
-    const [after] = await get().db.query<{ status: string; attempt: number }>(sql`select status, attempt from runs where id = ${runId}::uuid`);
+    const [after] = await get().db.query<{ status: string; attempt: number }>(
+      sql`select status, attempt from runs where id = ${runId}::uuid`,
+    );
     expect(after).toEqual({ status: 'failed', attempt: 1 });
     expect(run.attempt).toBe(1);
     expect(run.error).toMatchObject({ name: 'ProviderNotConfiguredError', message: notConfigured(SHOP) });
     expect(methodCalls).toBe(0);
     expect(onErrorCalls).toEqual([{ name: 'ProviderNotConfiguredError', attempt: 1, final: true }]);
     expect(await logs(runId)).toEqual([
-      { level: 'error', message: `Attempt 1 failed: ${notConfigured(SHOP)}`, step: null, data: { error: { name: 'ProviderNotConfiguredError', message: notConfigured(SHOP) }, final: true } },
+      {
+        level: 'error',
+        message: `Attempt 1 failed: ${notConfigured(SHOP)}`,
+        step: null,
+        data: { error: { name: 'ProviderNotConfiguredError', message: notConfigured(SHOP) }, final: true },
+      },
     ]);
     expect(await steps(runId)).toEqual(
-      flowName === 'inStep' ? [{ name: 'lookup', status: 'failed', error: expect.objectContaining({ name: 'ProviderNotConfiguredError', message: notConfigured(SHOP) }) }] : [],
+      flowName === 'inStep'
+        ? [
+            {
+              name: 'lookup',
+              status: 'failed',
+              error: expect.objectContaining({ name: 'ProviderNotConfiguredError', message: notConfigured(SHOP) }),
+            },
+          ]
+        : [],
     );
     // the run detail shows it too
     const detail = (await (await t.api(`/api/runs/${runId}`)).json()) as { status: string; attempt: number; error: { message: string } };
@@ -116,7 +134,10 @@ describeEngines('a provider that is not configured', (get) => {
   it('following the message works: PUT /api/providers/crm, then a retry of the failed run completes', async () => {
     const runId = await dispatch('inStep', { email: 'a@b.c' });
     expect((await waitForRun(get().db, runId)).status).toBe('failed');
-    const saved = await t.api('/api/providers/crm', { method: 'PUT', json: { config: { baseUrl: 'https://crm.example', apiKey: 'sk_test_123456' } } });
+    const saved = await t.api('/api/providers/crm', {
+      method: 'PUT',
+      json: { config: { baseUrl: 'https://crm.example', apiKey: 'sk_test_123456' } },
+    });
     expect(saved.status).toBe(200);
     expect((await t.api(`/api/runs/${runId}/retry`, { method: 'POST' })).status).toBe(202);
     const run = await waitForRun(get().db, runId, (r) => r.status === 'completed' || (r.status === 'failed' && r.attempt > 0));
@@ -128,7 +149,13 @@ describeEngines('a provider that is not configured', (get) => {
 
   it('a saved config that lacks a required value names the missing fields', async () => {
     // saved before the definition gained its required apiKey field
-    await upsertProviderConfig(get().db, 'default', SHOP, 'crm', t.runtime.secrets.encrypt({ baseUrl: 'https://crm.example' }, ownerOf('default', SHOP, 'crm')));
+    await upsertProviderConfig(
+      get().db,
+      'default',
+      SHOP,
+      'crm',
+      t.runtime.secrets.encrypt({ baseUrl: 'https://crm.example' }, ownerOf('default', SHOP, 'crm')),
+    );
     const run = await waitForRun(get().db, await dispatch('outside', { email: 'a@b.c' }));
     expect([run.status, run.attempt]).toEqual(['failed', 1]);
     expect(run.error.message).toBe(
@@ -138,7 +165,13 @@ describeEngines('a provider that is not configured', (get) => {
   });
 
   it('a saved config that cannot be decrypted and a global run fail at once too', async () => {
-    await upsertProviderConfig(get().db, 'default', SHOP, 'crm', t.runtime.secrets.encrypt({ baseUrl: 'u', apiKey: 'k' }, ownerOf('default', OTHER_SHOP, 'crm')));
+    await upsertProviderConfig(
+      get().db,
+      'default',
+      SHOP,
+      'crm',
+      t.runtime.secrets.encrypt({ baseUrl: 'u', apiKey: 'k' }, ownerOf('default', OTHER_SHOP, 'crm')),
+    );
     const run = await waitForRun(get().db, await dispatch('inStep', { email: 'a@b.c' }));
     expect([run.status, run.attempt, run.error.name]).toEqual(['failed', 1, 'ProviderNotConfiguredError']);
     expect(run.error.message).toBe(

@@ -24,7 +24,14 @@ const derive = defineProvider({
   ui: {
     fields: {
       apiKey: { type: 'password', label: 'Key' },
-      region: { type: 'select', label: 'Region', options: [{ label: 'EU', value: 'eu' }, { label: 'US', value: 'us' }] },
+      region: {
+        type: 'select',
+        label: 'Region',
+        options: [
+          { label: 'EU', value: 'eu' },
+          { label: 'US', value: 'us' },
+        ],
+      },
       retries: { type: 'number', label: 'Retries', required: false },
     },
   },
@@ -55,11 +62,18 @@ const mars = defineProvider({
 // A validator with only `safeParse` (no `safeParseAsync`): accepted by config validation, so it must work when saving.
 const syncOnly = {
   safeParse: (value: unknown) =>
-    typeof value === 'string' && value.startsWith('acct_') ? { success: true, data: value.toUpperCase() } : { success: false, error: { issues: [{ message: 'must start with acct_' }] } },
+    typeof value === 'string' && value.startsWith('acct_')
+      ? { success: true, data: value.toUpperCase() }
+      : { success: false, error: { issues: [{ message: 'must start with acct_' }] } },
 };
 const validated = defineProvider({
   name: 'validated',
-  ui: { fields: { account: { type: 'text', label: 'Account', validate: syncOnly as any }, url: { type: 'text', label: 'URL', validate: z.string().url() } } },
+  ui: {
+    fields: {
+      account: { type: 'text', label: 'Account', validate: syncOnly as any },
+      url: { type: 'text', label: 'URL', validate: z.string().url() },
+    },
+  },
   methods: {},
 });
 const rekey = defineProvider({
@@ -74,7 +88,8 @@ const rekey = defineProvider({
 });
 
 const app = defineApp({ providers: { derive, mars, validated, rekey } });
-const flow = (name: string, run: (ctx: any) => Promise<unknown>) => app.defineFlow({ name, input: z.object({}), concurrency: null, retryPolicy: { maxAttempts: 1 }, run });
+const flow = (name: string, run: (ctx: any) => Promise<unknown>) =>
+  app.defineFlow({ name, input: z.object({}), concurrency: null, retryPolicy: { maxAttempts: 1 }, run });
 const instance = app.defineConfig({
   flows: {
     boom: flow('boom', (ctx) => ctx.providers.derive.boom()),
@@ -89,8 +104,10 @@ describeEngines('provider save pipeline and secrets', (get) => {
   const logger = createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } });
   const save = (name: string, config: unknown, rt = t) => rt.api(`/api/providers/${name}`, { method: 'PUT', json: { config } }).then(json);
   const check = (name: string, rt = t) => rt.api(`/api/providers/${name}/check`, { method: 'POST' }).then(json);
-  const view = async (name: string, rt = t) => ((await json(await rt.api('/api/providers'))).body.providers as any[]).find((p) => p.name === name);
-  const connectors = () => createConnectors({ db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers }, 'default', SHOP) as any;
+  const view = async (name: string, rt = t) =>
+    ((await json(await rt.api('/api/providers'))).body.providers as any[]).find((p) => p.name === name);
+  const connectors = () =>
+    createConnectors({ db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers }, 'default', SHOP) as any;
   const runFlow = async (flowName: string) => {
     const { runId } = await t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: {}, trigger: 'api' });
     return { runId, run: await waitForRun(get().db, runId) };
@@ -124,13 +141,19 @@ describeEngines('provider save pipeline and secrets', (get) => {
     const normalised = await save('derive', { apiKey: SECRET, region: 'EU' });
     expect(normalised.status).toBe(200);
     expect(normalised.body.provider.config.region).toBe('eu');
-    expect(await save('mars', { region: 'eu' })).toMatchObject({ status: 400, body: { error: 'Field "region": must be one of eu', field: 'region' } });
+    expect(await save('mars', { region: 'eu' })).toMatchObject({
+      status: 400,
+      body: { error: 'Field "region": must be one of eu', field: 'region' },
+    });
     // a number field given a non-numeric string: coercion leaves it to the transformer, step 6 refuses it
     const notNumber = await save('derive', { apiKey: SECRET, region: 'eu', retries: 'many' });
     expect(notNumber).toMatchObject({ status: 400, body: { error: 'Field "retries": must be a number', field: 'retries' } });
     expect(transformerSaw.at(-1)).toMatchObject({ retries: 'many' });
     // and a numeric one is coerced before the transformer sees it
-    expect((await save('derive', { apiKey: SECRET, region: 'us', retries: '3' })).body.provider.config).toEqual({ region: 'us', retries: 3 });
+    expect((await save('derive', { apiKey: SECRET, region: 'us', retries: '3' })).body.provider.config).toEqual({
+      region: 'us',
+      retries: 3,
+    });
     expect(transformerSaw.at(-1)).toMatchObject({ retries: 3 });
     const [{ n }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from provider_configs where provider = 'mars'`);
     expect(n).toBe(0);
@@ -147,12 +170,20 @@ describeEngines('provider save pipeline and secrets', (get) => {
   it('an unknown provider is a 404 even with a body that is not JSON', async () => {
     const res = await t.api('/api/providers/nope', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(404);
-    expect((await t.api('/api/providers/derive', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+    expect(
+      (await t.api('/api/providers/derive', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status,
+    ).toBe(400);
   });
 
   it('runs a validator that has only safeParse, saving its output; zod validators still work', async () => {
-    expect(await save('validated', { account: 'acct_abc', url: 'https://x.example' })).toMatchObject({ status: 200, body: { provider: { config: { account: 'ACCT_ABC' } } } });
-    expect(await save('validated', { account: 'nope', url: 'https://x.example' })).toMatchObject({ status: 400, body: { error: 'Field "account": must start with acct_' } });
+    expect(await save('validated', { account: 'acct_abc', url: 'https://x.example' })).toMatchObject({
+      status: 200,
+      body: { provider: { config: { account: 'ACCT_ABC' } } },
+    });
+    expect(await save('validated', { account: 'nope', url: 'https://x.example' })).toMatchObject({
+      status: 400,
+      body: { error: 'Field "account": must start with acct_' },
+    });
     expect((await save('validated', { account: 'acct_abc', url: 'not a url' })).body.error).toMatch(/^Field "url": /);
   });
 
@@ -163,13 +194,17 @@ describeEngines('provider save pipeline and secrets', (get) => {
     expect(run.error.message).toBe('remote refused [redacted] (session [redacted])');
     expect(run.error.stack).toContain('remote refused [redacted]');
     const detail = await t.api(`/api/runs/${runId}`).then((r) => r.text());
-    const logs = await get().db.query<{ message: string; data: unknown }>(sql`select message, data from logs where run_id = ${runId}::uuid`);
+    const logs = await get().db.query<{ message: string; data: unknown }>(
+      sql`select message, data from logs where run_id = ${runId}::uuid`,
+    );
     for (const text of [JSON.stringify(run), detail, JSON.stringify(logs)]) {
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain(DERIVED);
     }
     // the caller gets the same error class, scrubbed, cause included
-    const error = await connectors().derive.boom().catch((e: unknown) => e);
+    const error = await connectors()
+      .derive.boom()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(String((error as Error).cause)).toBe('Error: inner [redacted]');
   });
@@ -183,14 +218,23 @@ describeEngines('provider save pipeline and secrets', (get) => {
     expect((await save('rekey', { k: 'first-key', u: 'one' })).status).toBe(200);
     await t.close();
     t = await startTestRuntime(instance, get().db, { worker: true, http: true, logger, env: { ENCRYPTION_KEY: OTHER_KEY } });
-    expect(await view('rekey')).toMatchObject({ configured: false, configError: expect.stringMatching(/cannot be decrypted.*Save it again/) });
+    expect(await view('rekey')).toMatchObject({
+      configured: false,
+      configError: expect.stringMatching(/cannot be decrypted.*Save it again/),
+    });
     const checked = await check('rekey');
     expect(checked).toMatchObject({ status: 500, body: { ok: false, error: expect.stringMatching(/cannot be decrypted.*Save it again/) } });
     const { run } = await runFlow('useRekey');
-    expect(run.error).toMatchObject({ name: 'ProviderNotConfiguredError', message: expect.stringMatching(/cannot be decrypted.*save its settings again/) });
+    expect(run.error).toMatchObject({
+      name: 'ProviderNotConfiguredError',
+      message: expect.stringMatching(/cannot be decrypted.*save its settings again/),
+    });
     // the old row counts as absent: its password is not kept
     expect(await save('rekey', { u: 'two' })).toMatchObject({ status: 400, body: { error: 'Field "k" is required' } });
-    expect(await save('rekey', { k: 'second-key', u: 'two' })).toMatchObject({ status: 200, body: { provider: { configured: true, configError: null } } });
+    expect(await save('rekey', { k: 'second-key', u: 'two' })).toMatchObject({
+      status: 200,
+      body: { provider: { configured: true, configError: null } },
+    });
     expect(await check('rekey')).toMatchObject({ status: 200, body: { ok: true } });
     expect((await runFlow('useRekey')).run.output).toBe('two');
   });

@@ -27,11 +27,26 @@ const crm = defineProvider({
   name: 'crm',
   ui: {
     fields: {
-      baseUrl: { type: 'text', label: 'Base URL', placeholder: 'https://crm.example', validate: z.string().url().transform((u) => u.replace(/\/+$/, '')) },
+      baseUrl: {
+        type: 'text',
+        label: 'Base URL',
+        placeholder: 'https://crm.example',
+        validate: z
+          .string()
+          .url()
+          .transform((u) => u.replace(/\/+$/, '')),
+      },
       apiKey: { type: 'password', label: 'API key' },
       timeoutMs: { type: 'number', label: 'Timeout', required: false },
       sandbox: { type: 'checkbox', label: 'Sandbox', required: false },
-      region: { type: 'select', label: 'Region', options: [{ label: 'EU', value: 'eu' }, { label: 'US', value: 'us' }] },
+      region: {
+        type: 'select',
+        label: 'Region',
+        options: [
+          { label: 'EU', value: 'eu' },
+          { label: 'US', value: 'us' },
+        ],
+      },
     },
   },
   transformer: ({ data }) => {
@@ -48,7 +63,9 @@ const crm = defineProvider({
   },
   methods: {
     async lookup(config: { baseUrl: string; apiKey: string }, email: string) {
-      const res = await fetch(`${config.baseUrl}/customers?email=${encodeURIComponent(email)}`, { headers: { 'x-api-key': config.apiKey } });
+      const res = await fetch(`${config.baseUrl}/customers?email=${encodeURIComponent(email)}`, {
+        headers: { 'x-api-key': config.apiKey },
+      });
       return (await res.json()) as { email: string; id: number };
     },
   },
@@ -60,7 +77,11 @@ const badTransformer = defineProvider({
   transformer: () => 'not an object' as any,
   methods: {},
 });
-const noChecker = defineProvider({ name: 'noChecker', ui: { fields: { url: { type: 'text', label: 'URL', required: false } } }, methods: {} });
+const noChecker = defineProvider({
+  name: 'noChecker',
+  ui: { fields: { url: { type: 'text', label: 'URL', required: false } } },
+  methods: {},
+});
 const dropsField = defineProvider({
   name: 'dropsField',
   ui: { fields: { a: { type: 'text', label: 'A' }, b: { type: 'text', label: 'B' } } },
@@ -100,7 +121,8 @@ afterAll(() => new Promise<void>((r) => service.close(() => r())));
 
 describeEngines('providers', (get) => {
   let t: TestRuntime;
-  const save = (name: string, config: unknown, shop = SHOP) => t.api(`/api/providers/${name}`, { method: 'PUT', json: { config }, shop }).then(json);
+  const save = (name: string, config: unknown, shop = SHOP) =>
+    t.api(`/api/providers/${name}`, { method: 'PUT', json: { config }, shop }).then(json);
   const list = async (shop = SHOP) => (await json(await t.api('/api/providers', { shop }))).body.providers as any[];
   const crmView = async (shop = SHOP) => (await list(shop)).find((p) => p.name === 'crm');
   const valid = () => ({ baseUrl: `${serviceUrl}/`, apiKey: API_KEY, timeoutMs: '2500', sandbox: 'true', region: 'eu' });
@@ -125,13 +147,31 @@ describeEngines('providers', (get) => {
 
   it('lists definitions with field metadata and status "Not configured" before anything is saved', async () => {
     const view = await crmView();
-    expect(view).toMatchObject({ name: 'crm', configured: false, status: 'Not configured', lastCheckedAt: null, lastCheckOk: null, config: {}, hasChecker: true, methods: ['lookup'] });
+    expect(view).toMatchObject({
+      name: 'crm',
+      configured: false,
+      status: 'Not configured',
+      lastCheckedAt: null,
+      lastCheckOk: null,
+      config: {},
+      hasChecker: true,
+      methods: ['lookup'],
+    });
     expect(view.fields).toEqual([
       { name: 'baseUrl', type: 'text', label: 'Base URL', required: true, placeholder: 'https://crm.example' },
       { name: 'apiKey', type: 'password', label: 'API key', required: true, hasValue: false },
       { name: 'timeoutMs', type: 'number', label: 'Timeout', required: false },
       { name: 'sandbox', type: 'checkbox', label: 'Sandbox', required: false },
-      { name: 'region', type: 'select', label: 'Region', required: true, options: [{ label: 'EU', value: 'eu' }, { label: 'US', value: 'us' }] },
+      {
+        name: 'region',
+        type: 'select',
+        label: 'Region',
+        required: true,
+        options: [
+          { label: 'EU', value: 'eu' },
+          { label: 'US', value: 'us' },
+        ],
+      },
     ]);
   });
 
@@ -195,7 +235,10 @@ describeEngines('providers', (get) => {
   });
 
   it('check: 400 without a checker; { ok: true }; 200 { ok: false }; 500 { ok: false, error } without the secret', async () => {
-    expect(await json(await t.api('/api/providers/noChecker/check', { method: 'POST' }))).toMatchObject({ status: 400, body: { ok: false } });
+    expect(await json(await t.api('/api/providers/noChecker/check', { method: 'POST' }))).toMatchObject({
+      status: 400,
+      body: { ok: false },
+    });
     await save('crm', valid());
     const ok = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
     expect(ok.status).toBe(200);
@@ -220,7 +263,11 @@ describeEngines('providers', (get) => {
     checkerMode = 'hang';
     const deps = { db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers, checkerTimeoutMs: 100 };
     const begin = Date.now();
-    await expect(checkProvider(deps, 'default', SHOP, 'crm')).rejects.toMatchObject({ name: 'CheckFailedError', details: { ok: false }, message: 'Checker timed out after 100 ms' });
+    await expect(checkProvider(deps, 'default', SHOP, 'crm')).rejects.toMatchObject({
+      name: 'CheckFailedError',
+      details: { ok: false },
+      message: 'Checker timed out after 100 ms',
+    });
     expect(Date.now() - begin).toBeLessThan(5000);
     expect(await crmView()).toMatchObject({ lastCheckOk: false, status: 'Error' });
   });
@@ -232,7 +279,9 @@ describeEngines('providers', (get) => {
     for (const secret of [API_KEY, serviceUrl, '2500', '"eu"']) expect(raw).not.toContain(secret);
     expect(rows[0].config).toMatchObject({ v: 1 });
     // copy the row to another shop: decryption must fail (associated data = app, shop, provider)
-    await get().db.query(sql`insert into provider_configs (app_handle, shop, provider, config) select app_handle, ${OTHER_SHOP}, provider, config from provider_configs`);
+    await get().db.query(
+      sql`insert into provider_configs (app_handle, shop, provider, config) select app_handle, ${OTHER_SHOP}, provider, config from provider_configs`,
+    );
     const copied = await crmView(OTHER_SHOP);
     expect(copied).toMatchObject({ configured: false, status: 'Not configured', config: {} });
     expect(copied.configError).toMatch(/cannot be decrypted/);
@@ -247,13 +296,28 @@ describeEngines('providers', (get) => {
 
   it('flows call connectors without the config; a shop without a saved config gets a clear error', async () => {
     await save('crm', valid());
-    const ok = await t.runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName: 'useCrm', input: { email: 'a@b.c' }, trigger: 'api' });
+    const ok = await t.runtime.dispatch({
+      appHandle: 'default',
+      shop: SHOP,
+      flowName: 'useCrm',
+      input: { email: 'a@b.c' },
+      trigger: 'api',
+    });
     expect((await waitForRun(get().db, ok.runId)).output).toEqual({ email: 'a@b.c', id: 7 });
     expect(seenKeys.at(-1)).toBe(API_KEY);
-    const missing = await t.runtime.dispatch({ appHandle: 'default', shop: OTHER_SHOP, flowName: 'useCrm', input: { email: 'x@y.z' }, trigger: 'api' });
+    const missing = await t.runtime.dispatch({
+      appHandle: 'default',
+      shop: OTHER_SHOP,
+      flowName: 'useCrm',
+      input: { email: 'x@y.z' },
+      trigger: 'api',
+    });
     const failed = await waitForRun(get().db, missing.runId);
     expect(failed.status).toBe('failed');
-    expect(failed.error).toMatchObject({ name: 'ProviderNotConfiguredError', message: `Provider "crm" is not configured for shop ${OTHER_SHOP} (app default): save its settings in the admin (Providers page) or with PUT /api/providers/crm` });
+    expect(failed.error).toMatchObject({
+      name: 'ProviderNotConfiguredError',
+      message: `Provider "crm" is not configured for shop ${OTHER_SHOP} (app default): save its settings in the admin (Providers page) or with PUT /api/providers/crm`,
+    });
     expect(checkerCalls).toEqual([]); // never run implicitly
   });
 });

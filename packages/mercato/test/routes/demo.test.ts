@@ -21,7 +21,14 @@ let url: string;
 beforeAll(async () => {
   test = await createTestDatabase('pglite');
   const instance = (await import(`${DEMO}/service.config.ts`)).default;
-  runtime = await createRuntime({ instance, projectDir: DEMO, mode: 'test', db: test.db, logger: silentLogger(), env: { NODE_ENV: 'test', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' } });
+  runtime = await createRuntime({
+    instance,
+    projectDir: DEMO,
+    mode: 'test',
+    db: test.db,
+    logger: silentLogger(),
+    env: { NODE_ENV: 'test', PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' },
+  });
   await startWorker(runtime);
   await saveInstallation(test.db.query, runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_test', scopes: null });
   url = (await serve(runtime, { port: 0, hostname: '127.0.0.1' })).url;
@@ -40,10 +47,16 @@ it('the HMAC-authenticated route dispatches a flow and answers 202 with the disp
   const result = (await res.json()) as { runId: string; status: string };
   expect(result.status).toBe('pending');
   expect((await waitForRun(test.db, result.runId)).status).toBe('completed');
-  expect((await fetch(`${url}/routes/order-events`, { method: 'POST', body, headers: { 'x-demo-signature': sign('tampered') } })).status).toBe(401);
+  expect(
+    (await fetch(`${url}/routes/order-events`, { method: 'POST', body, headers: { 'x-demo-signature': sign('tampered') } })).status,
+  ).toBe(401);
   const other = JSON.stringify({ shop: 'demo-2.myshopify.com', orderId: 1 });
   // not installed: forShop throws ShopNotInstalledError in auth, which the demo route turns into its own 404
-  const notInstalled = await fetch(`${url}/routes/order-events`, { method: 'POST', body: other, headers: { 'x-demo-signature': sign(other) } });
+  const notInstalled = await fetch(`${url}/routes/order-events`, {
+    method: 'POST',
+    body: other,
+    headers: { 'x-demo-signature': sign(other) },
+  });
   expect(notInstalled.status).toBe(404);
   expect(await notInstalled.json()).toEqual({ error: 'Shop "demo-2.myshopify.com" has not installed the app' });
 });
@@ -59,12 +72,24 @@ it('the parameterised route and the fake CRM the demo provider talks to', async 
 it('the demo crm provider checks and looks customers up through the fake CRM over HTTP', async () => {
   const token = signSessionToken({ apiKey: 'k', apiSecret: 's', shop: SHOP });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-  const saved = await fetch(`${url}/api/providers/crm`, { method: 'PUT', headers, body: JSON.stringify({ config: { baseUrl: `${url}/routes/fake-crm`, apiKey: 'wrong-key', region: 'eu' } }) });
+  const saved = await fetch(`${url}/api/providers/crm`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ config: { baseUrl: `${url}/routes/fake-crm`, apiKey: 'wrong-key', region: 'eu' } }),
+  });
   expect(saved.status).toBe(200);
   expect(await (await fetch(`${url}/api/providers/crm/check`, { method: 'POST', headers })).json()).toMatchObject({ ok: false });
-  await fetch(`${url}/api/providers/crm`, { method: 'PUT', headers, body: JSON.stringify({ config: { baseUrl: `${url}/routes/fake-crm`, apiKey: 'demo-crm-key', region: 'eu' } }) });
+  await fetch(`${url}/api/providers/crm`, {
+    method: 'PUT',
+    headers,
+    body: JSON.stringify({ config: { baseUrl: `${url}/routes/fake-crm`, apiKey: 'demo-crm-key', region: 'eu' } }),
+  });
   expect(await (await fetch(`${url}/api/providers/crm/check`, { method: 'POST', headers })).json()).toMatchObject({ ok: true });
-  const run = await fetch(`${url}/api/flows/lookupCustomer/run`, { method: 'POST', headers, body: JSON.stringify({ input: { email: 'ada@example.com' } }) });
+  const run = await fetch(`${url}/api/flows/lookupCustomer/run`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ input: { email: 'ada@example.com' } }),
+  });
   const { runId } = (await run.json()) as { runId: string };
   expect((await waitForRun(test.db, runId)).output).toEqual({ customer: { id: 'c_1', email: 'ada@example.com', name: 'Ada Lovelace' } });
 });

@@ -29,7 +29,12 @@ function deferred() {
 
 const instance = app.defineConfig({
   flows: {
-    handleCallback: app.defineFlow({ name: 'handleCallback', input: z.object({ orderId: z.number() }), concurrency: null, run: (_ctx, input) => ({ handled: input.orderId }) }),
+    handleCallback: app.defineFlow({
+      name: 'handleCallback',
+      input: z.object({ orderId: z.number() }),
+      concurrency: null,
+      run: (_ctx, input) => ({ handled: input.orderId }),
+    }),
     slow: app.defineFlow({ name: 'slow', input: z.object({}), concurrency: 1, run: async () => gate.promise.then(() => 'released') }),
   },
   worker: { pollIntervalMs: 25, pollMaxIntervalMs: 100 },
@@ -52,7 +57,9 @@ describe('route files', () => {
   });
 
   it('fails start-up when two files map to one path, naming both', () => {
-    expect(() => findRouteFiles(join(fixture('clash-app'), 'routes'))).toThrow(/routes\/a\.ts and routes\/a\/index\.ts both map to \/routes\/a/);
+    expect(() => findRouteFiles(join(fixture('clash-app'), 'routes'))).toThrow(
+      /routes\/a\.ts and routes\/a\/index\.ts both map to \/routes\/a/,
+    );
   });
 
   it('fails start-up for a route file without auth, naming the file', async () => {
@@ -61,8 +68,22 @@ describe('route files', () => {
   });
 
   it('orders static segments before parameters, depth by depth', () => {
-    const paths = ['/routes/shops/:shop/orders/:orderId', '/routes/shops/:shop/orders/new', '/routes/orders/:id', '/routes/orders/new', '/routes/:a/b', '/routes/x/:b'];
-    expect([...paths].sort(compareRoutePaths)).toEqual(['/routes/orders/new', '/routes/orders/:id', '/routes/x/:b', '/routes/shops/:shop/orders/new', '/routes/shops/:shop/orders/:orderId', '/routes/:a/b']);
+    const paths = [
+      '/routes/shops/:shop/orders/:orderId',
+      '/routes/shops/:shop/orders/new',
+      '/routes/orders/:id',
+      '/routes/orders/new',
+      '/routes/:a/b',
+      '/routes/x/:b',
+    ];
+    expect([...paths].sort(compareRoutePaths)).toEqual([
+      '/routes/orders/new',
+      '/routes/orders/:id',
+      '/routes/x/:b',
+      '/routes/shops/:shop/orders/new',
+      '/routes/shops/:shop/orders/:orderId',
+      '/routes/:a/b',
+    ]);
   });
 });
 
@@ -82,7 +103,9 @@ describeEngines('public routes over HTTP', (get) => {
     await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_one', scopes: null });
     await saveInstallation(exec, runtime.secrets, { appHandle: 'default', shop: UNINSTALLED, accessToken: 'shpat_gone', scopes: null });
     await markUninstalled(exec, 'default', UNINSTALLED);
-    await saveProviderConfig({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, 'default', SHOP, 'crm', { config: { key: 'abc123' } });
+    await saveProviderConfig({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers }, 'default', SHOP, 'crm', {
+      config: { key: 'abc123' },
+    });
     url = (await serve(runtime, { port: 0, hostname: '127.0.0.1' })).url;
   });
   afterAll(async () => {
@@ -112,7 +135,7 @@ describeEngines('public routes over HTTP', (get) => {
     expect([del.status, del.headers.get('x-deleted')]).toEqual([204, '77']);
   });
 
-  it('answers 405 with an Allow header listing the file\'s methods', async () => {
+  it("answers 405 with an Allow header listing the file's methods", async () => {
     const res = await fetch(`${url}/routes/orders/1`, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, DELETE, HEAD');
@@ -130,7 +153,11 @@ describeEngines('public routes over HTTP', (get) => {
   });
 
   it('does not parse bodies: the handler gets the raw bytes', async () => {
-    const res = await fetch(`${url}/routes/options`, { method: 'POST', body: 'a=1&b=2', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await fetch(`${url}/routes/options`, {
+      method: 'POST',
+      body: 'a=1&b=2',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(await res.text()).toBe('a=1&b=2');
   });
 
@@ -178,17 +205,28 @@ describeEngines('public routes over HTTP', (get) => {
     }
   });
 
-  it('forShop normalises the domain and calls provider methods through the tenant\'s connectors, never exposing config', async () => {
-    const res = await fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop: ` ${SHOP.toUpperCase()} ` }) });
+  it("forShop normalises the domain and calls provider methods through the tenant's connectors, never exposing config", async () => {
+    const res = await fetch(`${url}/routes/tenant`, {
+      method: 'POST',
+      headers: { 'x-test-token': 'let-me-in' },
+      body: JSON.stringify({ shop: ` ${SHOP.toUpperCase()} ` }),
+    });
     expect(res.status).toBe(200);
     // ping(config, 2) = key length × 2: the method ran with the saved config, which the route never sees
     expect(await res.json()).toEqual({ shop: SHOP, app: 'default', ping: 12, tenantKeys: ['shop', 'app', 'providers'] });
     const ok = await fetch(`${url}/routes/shops/${SHOP}/orders/9`);
-    expect(await ok.json()).toEqual({ shop: SHOP, app: 'default', orderId: '9', providerKeys: ['crm'], tenantKeys: ['shop', 'app', 'providers'] });
+    expect(await ok.json()).toEqual({
+      shop: SHOP,
+      app: 'default',
+      orderId: '9',
+      providerKeys: ['crm'],
+      tenantKeys: ['shop', 'app', 'providers'],
+    });
   });
 
   it('an uncaught typed error (forShop: not installed, uninstalled, not a shop) is a logged generic 500 too', async () => {
-    const tenant = (shop: string) => fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop }) });
+    const tenant = (shop: string) =>
+      fetch(`${url}/routes/tenant`, { method: 'POST', headers: { 'x-test-token': 'let-me-in' }, body: JSON.stringify({ shop }) });
     for (const [shop, logged] of [
       ['never-installed.myshopify.com', 'ShopNotInstalledError'],
       [UNINSTALLED, 'ShopNotInstalledError'], // a real installation row, marked uninstalled

@@ -84,7 +84,9 @@ describe('encryption with a key', () => {
     const stored = v1(secrets.encrypt(VALUE, OWNER));
     expect(thrown(() => secrets.decrypt(null as never, OWNER), SecretError).message).toMatch(/malformed/);
     expect(thrown(() => secrets.decrypt({ v: 2 } as never, OWNER), SecretError).message).toMatch(/unknown format version 2/);
-    expect(thrown(() => secrets.decrypt({ ...stored, iv: Buffer.alloc(8).toString('base64') }, OWNER), SecretError).message).toMatch(/"iv" must be 12 bytes/);
+    expect(thrown(() => secrets.decrypt({ ...stored, iv: Buffer.alloc(8).toString('base64') }, OWNER), SecretError).message).toMatch(
+      /"iv" must be 12 bytes/,
+    );
     expect(thrown(() => secrets.decrypt({ ...stored, ct: '%%%' }, OWNER), SecretError).message).toMatch(/"ct" is not base64/);
     expect(thrown(() => secrets.decrypt({ v: 0 } as never, OWNER), SecretError).message).toMatch(/without "plain"/);
   });

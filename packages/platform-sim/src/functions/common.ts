@@ -57,11 +57,16 @@ function inputProblem(ref: string, value: unknown, path: string[]): { path: stri
   const scalar = SCALARS[inner];
   if (scalar) return scalar(value) ? undefined : { path, reason: `Could not coerce value ${JSON.stringify(value)} to ${inner}` };
   const enumValues = INPUT_ENUMS[inner];
-  if (enumValues) return enumValues.includes(value as string) ? undefined : { path, reason: `Expected ${JSON.stringify(value)} to be one of: ${enumValues.join(', ')}` };
+  if (enumValues)
+    return enumValues.includes(value as string)
+      ? undefined
+      : { path, reason: `Expected ${JSON.stringify(value)} to be one of: ${enumValues.join(', ')}` };
   const spec = INPUT_SPECS[inner];
   if (!spec) throw new Error(`platform-sim: unknown input type ${inner}`);
-  if (typeof value !== 'object' || Array.isArray(value)) return { path, reason: `Expected ${JSON.stringify(value)} to be a key-value object` };
-  for (const key of Object.keys(value)) if (!Object.hasOwn(spec, key)) return { path: [...path, key], reason: `Field is not defined on ${inner}` };
+  if (typeof value !== 'object' || Array.isArray(value))
+    return { path, reason: `Expected ${JSON.stringify(value)} to be a key-value object` };
+  for (const key of Object.keys(value))
+    if (!Object.hasOwn(spec, key)) return { path: [...path, key], reason: `Field is not defined on ${inner}` };
   for (const [key, fieldRef] of Object.entries(spec)) {
     const p = inputProblem(fieldRef, (value as Record<string, unknown>)[key], [...path, key]);
     if (p) return p;
@@ -97,9 +102,14 @@ function decodeCursor(cursor: string): string {
 /** A connection `{ nodes, edges, pageInfo }` over `items`, keyed by `keyOf` (the cursor). */
 export function paginate<T>(items: readonly T[], args: PageArgs, keyOf: (item: T) => string) {
   const { first, last, after, before } = args;
-  if ((first === undefined || first === null) && (last === undefined || last === null)) throw new Error('you must provide one of first or last');
-  for (const [name, n] of [['first', first], ['last', last]] as const) {
-    if (n !== undefined && n !== null && (n < 0 || n > MAX_PAGE_SIZE)) throw new Error(`The ${name} argument must be between 0 and ${MAX_PAGE_SIZE}`);
+  if ((first === undefined || first === null) && (last === undefined || last === null))
+    throw new Error('you must provide one of first or last');
+  for (const [name, n] of [
+    ['first', first],
+    ['last', last],
+  ] as const) {
+    if (n !== undefined && n !== null && (n < 0 || n > MAX_PAGE_SIZE))
+      throw new Error(`The ${name} argument must be between 0 and ${MAX_PAGE_SIZE}`);
   }
   let list = args.reverse ? [...items].reverse() : [...items];
   if (after) {
@@ -177,14 +187,29 @@ export function resolveFunction(
 ): { fn: SimFunction } | { error: SimUserError } {
   const hasId = typeof input.functionId === 'string' && input.functionId !== '';
   const hasHandle = typeof input.functionHandle === 'string' && input.functionHandle !== '';
-  if (hasId && hasHandle) return { error: err([...prefix, 'functionHandle'], 'Only one of functionId or functionHandle can be provided, not both.', codes.multiple) };
-  if (!hasId && !hasHandle) return { error: err([...prefix, 'functionHandle'], 'Either functionId or functionHandle must be provided.', codes.missing) };
+  if (hasId && hasHandle)
+    return {
+      error: err([...prefix, 'functionHandle'], 'Only one of functionId or functionHandle can be provided, not both.', codes.multiple),
+    };
+  if (!hasId && !hasHandle)
+    return { error: err([...prefix, 'functionHandle'], 'Either functionId or functionHandle must be provided.', codes.missing) };
   const registry = ctx.state.functions.registry;
-  const fn = hasId ? registry.byId(ctx.app.apiKey, input.functionId as string) : registry.byHandle(ctx.app.apiKey, input.functionHandle as string);
+  const fn = hasId
+    ? registry.byId(ctx.app.apiKey, input.functionId as string)
+    : registry.byHandle(ctx.app.apiKey, input.functionHandle as string);
   const field = [...prefix, hasId ? 'functionId' : 'functionHandle'];
-  if (!fn) return { error: err(field, hasId ? `Function ${String(input.functionId)} not found.` : `Function with handle '${String(input.functionHandle)}' not found.`, codes.notFound) };
+  if (!fn)
+    return {
+      error: err(
+        field,
+        hasId ? `Function ${String(input.functionId)} not found.` : `Function with handle '${String(input.functionHandle)}' not found.`,
+        codes.notFound,
+      ),
+    };
   if (!(API_TYPES_OF[kind] as readonly string[]).includes(fn.apiType)) {
-    return { error: err(field, `Function does not implement the required interface (its API type is ${fn.apiType}).`, codes.notImplemented) };
+    return {
+      error: err(field, `Function does not implement the required interface (its API type is ${fn.apiType}).`, codes.notImplemented),
+    };
   }
   return { fn };
 }

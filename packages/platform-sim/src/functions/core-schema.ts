@@ -4,8 +4,26 @@
  */
 import type { FieldDef, TypeDef } from '../graphql/execute.ts';
 import type { AdminContext } from '../schema.ts';
-import { PAGE_ARGS, type PageArgs, appIdOf, checkInput, connectionTypes, err, ownedBy, paginate, userErrorType, visibleTo } from './common.ts';
-import { type MetafieldRecord, type SimUserError, checkMetafieldInputs, compareDigest, isForeignAppNamespace, resolveNamespace } from './metafields.ts';
+import {
+  PAGE_ARGS,
+  type PageArgs,
+  appIdOf,
+  checkInput,
+  connectionTypes,
+  err,
+  ownedBy,
+  paginate,
+  userErrorType,
+  visibleTo,
+} from './common.ts';
+import {
+  type MetafieldRecord,
+  type SimUserError,
+  checkMetafieldInputs,
+  compareDigest,
+  isForeignAppNamespace,
+  resolveNamespace,
+} from './metafields.ts';
 import type { SimFunction } from './registry.ts';
 import type { InstanceRecord } from './store.ts';
 
@@ -55,7 +73,16 @@ function jsonValue(m: MetafieldRecord): unknown {
   }
 }
 
-const NODE_TYPES = ['DiscountAutomaticNode', 'DiscountCodeNode', 'CartTransform', 'DeliveryCustomization', 'PaymentCustomization', 'Validation', 'FulfillmentConstraintRule', 'Metafield'];
+const NODE_TYPES = [
+  'DiscountAutomaticNode',
+  'DiscountCodeNode',
+  'CartTransform',
+  'DeliveryCustomization',
+  'PaymentCustomization',
+  'Validation',
+  'FulfillmentConstraintRule',
+  'Metafield',
+];
 
 function nodeOf(id: unknown, ctx: AdminContext): unknown {
   if (typeof id !== 'string') return null;
@@ -63,7 +90,8 @@ function nodeOf(id: unknown, ctx: AdminContext): unknown {
   const record = store.find(id, ctx.shop.domain);
   if (record) return visibleTo(record, ctx) ? record : null;
   const owned = store.metafieldOwner(id, ctx.shop.domain);
-  if (owned && visibleTo(owned.record, ctx) && !isForeignAppNamespace(owned.metafield.namespace, appIdOf(ctx))) return { ...owned.metafield, nodeType: 'Metafield' };
+  if (owned && visibleTo(owned.record, ctx) && !isForeignAppNamespace(owned.metafield.namespace, appIdOf(ctx)))
+    return { ...owned.metafield, nodeType: 'Metafield' };
   return null;
 }
 
@@ -74,7 +102,10 @@ function metafieldsSet(_root: unknown, args: Record<string, any>, ctx: AdminCont
   const inputs = args.metafields as Array<Record<string, any>>;
   const userErrors: SimUserError[] = [];
   if (inputs.length > MAX_METAFIELDS_SET) {
-    return { metafields: null, userErrors: [err(['metafields'], `Exceeded the maximum metafields input limit of ${MAX_METAFIELDS_SET}.`, 'LESS_THAN_OR_EQUAL_TO')] };
+    return {
+      metafields: null,
+      userErrors: [err(['metafields'], `Exceeded the maximum metafields input limit of ${MAX_METAFIELDS_SET}.`, 'LESS_THAN_OR_EQUAL_TO')],
+    };
   }
   const store = ctx.state.functions;
   const plan: Array<{ record: InstanceRecord; entry: { namespace: string; key: string; type: string; value: string } }> = [];
@@ -86,13 +117,19 @@ function metafieldsSet(_root: unknown, args: Record<string, any>, ctx: AdminCont
     }
     const find = (namespace: string, key: string) => record!.metafields.find((m) => m.namespace === namespace && m.key === key);
     const { errors, entries } = checkMetafieldInputs([input], appIdOf(ctx), ['metafields'], find);
-    for (const e of errors) userErrors.push({ ...e, field: e.field ? ['metafields', String(i), ...e.field.slice(2)] : null, elementIndex: i });
+    for (const e of errors)
+      userErrors.push({ ...e, field: e.field ? ['metafields', String(i), ...e.field.slice(2)] : null, elementIndex: i });
     if (errors.length > 0) return;
     if (Object.hasOwn(input, 'compareDigest')) {
       const current = find(entries[0]!.namespace, entries[0]!.key);
       const expected = input.compareDigest as string | null;
       if ((expected === null && current) || (expected !== null && (!current || compareDigest(current.value) !== expected))) {
-        userErrors.push({ field: ['metafields', String(i), 'compareDigest'], message: 'The resource has been updated since it was loaded. Try again with an updated `compareDigest` value.', code: 'STALE_OBJECT', elementIndex: i });
+        userErrors.push({
+          field: ['metafields', String(i), 'compareDigest'],
+          message: 'The resource has been updated since it was loaded. Try again with an updated `compareDigest` value.',
+          code: 'STALE_OBJECT',
+          elementIndex: i,
+        });
         return;
       }
     }
@@ -128,7 +165,11 @@ export function coreTypes(): Record<string, TypeDef> {
           resolve: (_r, args, ctx: AdminContext) => ctx.state.functions.registry.byId(ctx.app.apiKey, args.id) ?? null,
         },
         node: { type: 'Node', args: { id: 'ID!' }, resolve: (_r, args, ctx: AdminContext) => nodeOf(args.id, ctx) },
-        nodes: { type: '[Node]!', args: { ids: '[ID!]!' }, resolve: (_r, args, ctx: AdminContext) => (args.ids as unknown[]).map((id) => nodeOf(id, ctx)) },
+        nodes: {
+          type: '[Node]!',
+          args: { ids: '[ID!]!' },
+          resolve: (_r, args, ctx: AdminContext) => (args.ids as unknown[]).map((id) => nodeOf(id, ctx)),
+        },
       },
     },
     Mutation: {
@@ -145,7 +186,12 @@ export function coreTypes(): Record<string, TypeDef> {
     },
     PageInfo: {
       kind: 'object',
-      fields: { hasNextPage: { type: 'Boolean!' }, hasPreviousPage: { type: 'Boolean!' }, startCursor: { type: 'String' }, endCursor: { type: 'String' } },
+      fields: {
+        hasNextPage: { type: 'Boolean!' },
+        hasPreviousPage: { type: 'Boolean!' },
+        startCursor: { type: 'String' },
+        endCursor: { type: 'String' },
+      },
     },
     Metafield: {
       kind: 'object',
@@ -163,11 +209,27 @@ export function coreTypes(): Record<string, TypeDef> {
       },
     },
     ...connectionTypes('Metafield'),
-    MetafieldsSetPayload: { kind: 'object', fields: { metafields: { type: '[Metafield!]' }, userErrors: { type: '[MetafieldsSetUserError!]!' } } },
+    MetafieldsSetPayload: {
+      kind: 'object',
+      fields: { metafields: { type: '[Metafield!]' }, userErrors: { type: '[MetafieldsSetUserError!]!' } },
+    },
     MetafieldsSetUserError: userErrorType('MetafieldsSetUserErrorCode', { elementIndex: 'Int' }),
     MetafieldsSetUserErrorCode: {
       kind: 'enum',
-      values: ['APP_NOT_AUTHORIZED', 'BLANK', 'INCLUSION', 'INVALID', 'INVALID_TYPE', 'INVALID_VALUE', 'LESS_THAN_OR_EQUAL_TO', 'PRESENT', 'STALE_OBJECT', 'TAKEN', 'TOO_LONG', 'TOO_SHORT'],
+      values: [
+        'APP_NOT_AUTHORIZED',
+        'BLANK',
+        'INCLUSION',
+        'INVALID',
+        'INVALID_TYPE',
+        'INVALID_VALUE',
+        'LESS_THAN_OR_EQUAL_TO',
+        'PRESENT',
+        'STALE_OBJECT',
+        'TAKEN',
+        'TOO_LONG',
+        'TOO_SHORT',
+      ],
     },
     ShopifyFunction: {
       kind: 'object',
@@ -194,4 +256,3 @@ export function coreTypes(): Record<string, TypeDef> {
     },
   };
 }
-

@@ -7,7 +7,21 @@
  */
 import type { TypeDef } from '../graphql/execute.ts';
 import type { AdminContext } from '../schema.ts';
-import { INPUT_SPECS, PAGE_ARGS, type PageArgs, appIdOf, checkInput, connectionTypes, err, ownedBy, paginate, resolveFunction, touch, userErrorType, visibleTo } from './common.ts';
+import {
+  INPUT_SPECS,
+  PAGE_ARGS,
+  type PageArgs,
+  appIdOf,
+  checkInput,
+  connectionTypes,
+  err,
+  ownedBy,
+  paginate,
+  resolveFunction,
+  touch,
+  userErrorType,
+  visibleTo,
+} from './common.ts';
 import { metafieldFields } from './core-schema.ts';
 import { type SimUserError, checkMetafieldInputs } from './metafields.ts';
 import type { DiscountRecord } from './store.ts';
@@ -38,7 +52,12 @@ export function discountStatus(d: DiscountRecord, now = Date.now()): 'ACTIVE' | 
 }
 
 /** The user errors of a discount's merged state (create: everything given; update: stored values overridden). */
-function checkDiscount(d: Omit<DiscountRecord, 'id' | 'gid' | 'metafields' | 'createdAt' | 'updatedAt'>, ctx: AdminContext, prefix: string[], selfGid?: string): SimUserError[] {
+function checkDiscount(
+  d: Omit<DiscountRecord, 'id' | 'gid' | 'metafields' | 'createdAt' | 'updatedAt'>,
+  ctx: AdminContext,
+  prefix: string[],
+  selfGid?: string,
+): SimUserError[] {
   const errors: SimUserError[] = [];
   if (!d.title || d.title.trim() === '') errors.push(err([...prefix, 'title'], "Title can't be blank", 'BLANK'));
   else if (d.title.length > 255) errors.push(err([...prefix, 'title'], 'Title is too long (maximum is 255 characters)', 'TOO_LONG'));
@@ -57,7 +76,8 @@ function checkDiscount(d: Omit<DiscountRecord, 'id' | 'gid' | 'metafields' | 'cr
         .some((o) => o.method === 'code' && o.gid !== selfGid && o.code?.toLowerCase() === code.trim().toLowerCase());
       if (taken) errors.push(err([...prefix, 'code'], 'Code must be unique. Please try a different code.', 'TAKEN'));
     }
-    if (d.usageLimit !== null && d.usageLimit < 1) errors.push(err([...prefix, 'usageLimit'], 'Usage limit must be greater than 0', 'GREATER_THAN'));
+    if (d.usageLimit !== null && d.usageLimit < 1)
+      errors.push(err([...prefix, 'usageLimit'], 'Usage limit must be greater than 0', 'GREATER_THAN'));
   }
   return errors;
 }
@@ -80,7 +100,12 @@ function create(method: Method) {
     checkInput(arg, `${INPUT_TYPE[method]}!`, args[arg]);
     const input = args[arg] as Record<string, any>;
     const prefix = [arg];
-    const resolved = resolveFunction(ctx, input, 'discount', prefix, { missing: 'MISSING_FUNCTION_IDENTIFIER', multiple: 'MULTIPLE_FUNCTION_IDENTIFIERS', notFound: 'INVALID', notImplemented: 'INVALID' });
+    const resolved = resolveFunction(ctx, input, 'discount', prefix, {
+      missing: 'MISSING_FUNCTION_IDENTIFIER',
+      multiple: 'MULTIPLE_FUNCTION_IDENTIFIERS',
+      notFound: 'INVALID',
+      notImplemented: 'INVALID',
+    });
     const errors: SimUserError[] = 'error' in resolved ? [resolved.error] : [];
     const store = ctx.state.functions;
     const base = store.base(NODE_TYPE[method], ctx.app.apiKey, ctx.shop.domain, 'fn' in resolved ? resolved.fn.id : '');
@@ -97,7 +122,13 @@ function create(method: Method) {
       appliesOncePerCustomer: method === 'code' ? input.appliesOncePerCustomer === true : false,
     };
     errors.push(...checkDiscount(record, ctx, prefix));
-    const mf = checkMetafieldInputs(input.metafields, appIdOf(ctx), [...prefix, 'metafields'], () => undefined, () => 'INVALID');
+    const mf = checkMetafieldInputs(
+      input.metafields,
+      appIdOf(ctx),
+      [...prefix, 'metafields'],
+      () => undefined,
+      () => 'INVALID',
+    );
     errors.push(...mf.errors);
     if (errors.length > 0) return { [ARG[method]]: null, userErrors: errors };
     store.setMetafields(record, mf.entries);
@@ -113,12 +144,19 @@ function update(method: Method) {
     const prefix = [arg];
     const store = ctx.state.functions;
     const record = store.find(args.id, ctx.shop.domain, 'discount');
-    if (!record || record.method !== method || !ownedBy(record, ctx)) return { [arg]: null, userErrors: [err(['id'], NOT_FOUND_MESSAGE, 'INVALID')] };
+    if (!record || record.method !== method || !ownedBy(record, ctx))
+      return { [arg]: null, userErrors: [err(['id'], NOT_FOUND_MESSAGE, 'INVALID')] };
     const errors: SimUserError[] = [];
     if (has(input, 'functionId') || has(input, 'functionHandle')) {
-      const resolved = resolveFunction(ctx, input, 'discount', prefix, { missing: 'MISSING_FUNCTION_IDENTIFIER', multiple: 'MULTIPLE_FUNCTION_IDENTIFIERS', notFound: 'INVALID', notImplemented: 'INVALID' });
+      const resolved = resolveFunction(ctx, input, 'discount', prefix, {
+        missing: 'MISSING_FUNCTION_IDENTIFIER',
+        multiple: 'MULTIPLE_FUNCTION_IDENTIFIERS',
+        notFound: 'INVALID',
+        notImplemented: 'INVALID',
+      });
       if ('error' in resolved) errors.push(resolved.error);
-      else if (resolved.fn.id !== record.functionId) errors.push(err([...prefix, 'functionId'], 'The function of a discount cannot be changed.', 'INVALID'));
+      else if (resolved.fn.id !== record.functionId)
+        errors.push(err([...prefix, 'functionId'], 'The function of a discount cannot be changed.', 'INVALID'));
     }
     const next: DiscountRecord = {
       ...record,
@@ -137,7 +175,15 @@ function update(method: Method) {
     const mf = checkMetafieldInputs(input.metafields, appIdOf(ctx), [...prefix, 'metafields'], find, () => 'INVALID');
     errors.push(...mf.errors);
     if (errors.length > 0) return { [arg]: null, userErrors: errors };
-    Object.assign(record, { title: next.title, startsAt: next.startsAt, endsAt: next.endsAt, combinesWith: next.combinesWith, code: next.code, usageLimit: next.usageLimit, appliesOncePerCustomer: next.appliesOncePerCustomer });
+    Object.assign(record, {
+      title: next.title,
+      startsAt: next.startsAt,
+      endsAt: next.endsAt,
+      combinesWith: next.combinesWith,
+      code: next.code,
+      usageLimit: next.usageLimit,
+      appliesOncePerCustomer: next.appliesOncePerCustomer,
+    });
     store.setMetafields(record, mf.entries);
     touch(record);
     return { [arg]: record, userErrors: [] };
@@ -148,7 +194,8 @@ function remove(method: Method, payloadField: string) {
   return (_root: unknown, args: Record<string, any>, ctx: AdminContext) => {
     const store = ctx.state.functions;
     const record = store.find(args.id, ctx.shop.domain, 'discount');
-    if (!record || record.method !== method || !ownedBy(record, ctx)) return { [payloadField]: null, userErrors: [err(['id'], NOT_FOUND_MESSAGE, 'INVALID')] };
+    if (!record || record.method !== method || !ownedBy(record, ctx))
+      return { [payloadField]: null, userErrors: [err(['id'], NOT_FOUND_MESSAGE, 'INVALID')] };
     store.remove(record.gid);
     return { [payloadField]: record.gid, userErrors: [] };
   };
@@ -159,7 +206,10 @@ export function matchesDiscountQuery(d: DiscountRecord, query: unknown): boolean
   if (typeof query !== 'string' || query.trim() === '') return true;
   for (const term of query.trim().split(/\s+/)) {
     const [key, ...rest] = term.split(':');
-    const value = rest.join(':').replace(/^["']|["']$/g, '').toLowerCase();
+    const value = rest
+      .join(':')
+      .replace(/^["']|["']$/g, '')
+      .toLowerCase();
     if (rest.length === 0) {
       if (!d.title.toLowerCase().includes(term.toLowerCase())) return false;
     } else if (key === 'method' && value !== d.method) return false;
@@ -199,7 +249,16 @@ const appDiscountFields = {
   updatedAt: { type: 'DateTime' },
   asyncUsageCount: { type: 'Int!', resolve: () => 0 },
   combinesWith: { type: 'DiscountCombinesWith!' },
-  appDiscountType: { type: 'AppDiscountType!', resolve: (d: DiscountRecord, _a: unknown, ctx: AdminContext) => ctx.state.functions.registry.all().find((f) => f.id === d.functionId) ?? { id: d.functionId, apiKey: d.apiKey, title: '', description: null } },
+  appDiscountType: {
+    type: 'AppDiscountType!',
+    resolve: (d: DiscountRecord, _a: unknown, ctx: AdminContext) =>
+      ctx.state.functions.registry.all().find((f) => f.id === d.functionId) ?? {
+        id: d.functionId,
+        apiKey: d.apiKey,
+        title: '',
+        description: null,
+      },
+  },
 };
 
 export function discountTypes(): Record<string, TypeDef> {
@@ -218,27 +277,78 @@ export function discountTypes(): Record<string, TypeDef> {
     Mutation: {
       kind: 'object',
       fields: {
-        discountAutomaticAppCreate: { type: 'DiscountAutomaticAppCreatePayload', args: { automaticAppDiscount: 'DiscountAutomaticAppInput!' }, resolve: create('automatic') },
-        discountAutomaticAppUpdate: { type: 'DiscountAutomaticAppUpdatePayload', args: { id: 'ID!', automaticAppDiscount: 'DiscountAutomaticAppInput!' }, resolve: update('automatic') },
-        discountCodeAppCreate: { type: 'DiscountCodeAppCreatePayload', args: { codeAppDiscount: 'DiscountCodeAppInput!' }, resolve: create('code') },
-        discountCodeAppUpdate: { type: 'DiscountCodeAppUpdatePayload', args: { id: 'ID!', codeAppDiscount: 'DiscountCodeAppInput!' }, resolve: update('code') },
-        discountAutomaticDelete: { type: 'DiscountAutomaticDeletePayload', args: { id: 'ID!' }, resolve: remove('automatic', 'deletedAutomaticDiscountId') },
+        discountAutomaticAppCreate: {
+          type: 'DiscountAutomaticAppCreatePayload',
+          args: { automaticAppDiscount: 'DiscountAutomaticAppInput!' },
+          resolve: create('automatic'),
+        },
+        discountAutomaticAppUpdate: {
+          type: 'DiscountAutomaticAppUpdatePayload',
+          args: { id: 'ID!', automaticAppDiscount: 'DiscountAutomaticAppInput!' },
+          resolve: update('automatic'),
+        },
+        discountCodeAppCreate: {
+          type: 'DiscountCodeAppCreatePayload',
+          args: { codeAppDiscount: 'DiscountCodeAppInput!' },
+          resolve: create('code'),
+        },
+        discountCodeAppUpdate: {
+          type: 'DiscountCodeAppUpdatePayload',
+          args: { id: 'ID!', codeAppDiscount: 'DiscountCodeAppInput!' },
+          resolve: update('code'),
+        },
+        discountAutomaticDelete: {
+          type: 'DiscountAutomaticDeletePayload',
+          args: { id: 'ID!' },
+          resolve: remove('automatic', 'deletedAutomaticDiscountId'),
+        },
         discountCodeDelete: { type: 'DiscountCodeDeletePayload', args: { id: 'ID!' }, resolve: remove('code', 'deletedCodeDiscountId') },
       },
     },
-    DiscountAutomaticAppCreatePayload: { kind: 'object', fields: { automaticAppDiscount: { type: 'DiscountAutomaticApp' }, userErrors: { type: '[DiscountUserError!]!' } } },
-    DiscountAutomaticAppUpdatePayload: { kind: 'object', fields: { automaticAppDiscount: { type: 'DiscountAutomaticApp' }, userErrors: { type: '[DiscountUserError!]!' } } },
-    DiscountCodeAppCreatePayload: { kind: 'object', fields: { codeAppDiscount: { type: 'DiscountCodeApp' }, userErrors: { type: '[DiscountUserError!]!' } } },
-    DiscountCodeAppUpdatePayload: { kind: 'object', fields: { codeAppDiscount: { type: 'DiscountCodeApp' }, userErrors: { type: '[DiscountUserError!]!' } } },
-    DiscountAutomaticDeletePayload: { kind: 'object', fields: { deletedAutomaticDiscountId: { type: 'ID' }, userErrors: { type: '[DiscountUserError!]!' } } },
-    DiscountCodeDeletePayload: { kind: 'object', fields: { deletedCodeDiscountId: { type: 'ID' }, userErrors: { type: '[DiscountUserError!]!' } } },
+    DiscountAutomaticAppCreatePayload: {
+      kind: 'object',
+      fields: { automaticAppDiscount: { type: 'DiscountAutomaticApp' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
+    DiscountAutomaticAppUpdatePayload: {
+      kind: 'object',
+      fields: { automaticAppDiscount: { type: 'DiscountAutomaticApp' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
+    DiscountCodeAppCreatePayload: {
+      kind: 'object',
+      fields: { codeAppDiscount: { type: 'DiscountCodeApp' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
+    DiscountCodeAppUpdatePayload: {
+      kind: 'object',
+      fields: { codeAppDiscount: { type: 'DiscountCodeApp' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
+    DiscountAutomaticDeletePayload: {
+      kind: 'object',
+      fields: { deletedAutomaticDiscountId: { type: 'ID' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
+    DiscountCodeDeletePayload: {
+      kind: 'object',
+      fields: { deletedCodeDiscountId: { type: 'ID' }, userErrors: { type: '[DiscountUserError!]!' } },
+    },
     DiscountUserError: userErrorType('DiscountErrorCode', { extraInfo: 'String' }),
     DiscountErrorCode: {
       kind: 'enum',
-      values: ['BLANK', 'END_DATE_BEFORE_START_DATE', 'GREATER_THAN', 'INVALID', 'MISSING_FUNCTION_IDENTIFIER', 'MULTIPLE_FUNCTION_IDENTIFIERS', 'TAKEN', 'TOO_LONG', 'INTERNAL_ERROR'],
+      values: [
+        'BLANK',
+        'END_DATE_BEFORE_START_DATE',
+        'GREATER_THAN',
+        'INVALID',
+        'MISSING_FUNCTION_IDENTIFIER',
+        'MULTIPLE_FUNCTION_IDENTIFIERS',
+        'TAKEN',
+        'TOO_LONG',
+        'INTERNAL_ERROR',
+      ],
     },
     DiscountStatus: { kind: 'enum', values: ['ACTIVE', 'EXPIRED', 'SCHEDULED'] },
-    DiscountCombinesWith: { kind: 'object', fields: { orderDiscounts: { type: 'Boolean!' }, productDiscounts: { type: 'Boolean!' }, shippingDiscounts: { type: 'Boolean!' } } },
+    DiscountCombinesWith: {
+      kind: 'object',
+      fields: { orderDiscounts: { type: 'Boolean!' }, productDiscounts: { type: 'Boolean!' }, shippingDiscounts: { type: 'Boolean!' } },
+    },
     AppDiscountType: {
       kind: 'object',
       fields: {
@@ -255,22 +365,55 @@ export function discountTypes(): Record<string, TypeDef> {
         ...appDiscountFields,
         usageLimit: { type: 'Int' },
         appliesOncePerCustomer: { type: 'Boolean!' },
-        codes: { type: 'DiscountRedeemCodeConnection!', args: { ...PAGE_ARGS, query: 'String' }, resolve: (d: DiscountRecord, args) => paginate([{ id: d.id, code: d.code }], args as PageArgs, (c) => String(c.id)) },
+        codes: {
+          type: 'DiscountRedeemCodeConnection!',
+          args: { ...PAGE_ARGS, query: 'String' },
+          resolve: (d: DiscountRecord, args) => paginate([{ id: d.id, code: d.code }], args as PageArgs, (c) => String(c.id)),
+        },
         codesCount: { type: 'Count', resolve: () => ({ count: 1, precision: 'EXACT' }) },
       },
     },
     DiscountRedeemCode: {
       kind: 'object',
-      fields: { id: { type: 'ID!', resolve: (c: { id: number }) => `gid://shopify/DiscountRedeemCode/${c.id}` }, code: { type: 'String!' }, asyncUsageCount: { type: 'Int!', resolve: () => 0 } },
+      fields: {
+        id: { type: 'ID!', resolve: (c: { id: number }) => `gid://shopify/DiscountRedeemCode/${c.id}` },
+        code: { type: 'String!' },
+        asyncUsageCount: { type: 'Int!', resolve: () => 0 },
+      },
     },
     ...connectionTypes('DiscountRedeemCode'),
     Count: { kind: 'object', fields: { count: { type: 'Int!' }, precision: { type: 'String!' } } },
-    Discount: { kind: 'union', possibleTypes: ['DiscountAutomaticApp', 'DiscountCodeApp'], resolveType: (d: DiscountRecord) => (d.method === 'automatic' ? 'DiscountAutomaticApp' : 'DiscountCodeApp') },
+    Discount: {
+      kind: 'union',
+      possibleTypes: ['DiscountAutomaticApp', 'DiscountCodeApp'],
+      resolveType: (d: DiscountRecord) => (d.method === 'automatic' ? 'DiscountAutomaticApp' : 'DiscountCodeApp'),
+    },
     DiscountAutomatic: { kind: 'union', possibleTypes: ['DiscountAutomaticApp'], resolveType: () => 'DiscountAutomaticApp' },
     DiscountCode: { kind: 'union', possibleTypes: ['DiscountCodeApp'], resolveType: () => 'DiscountCodeApp' },
-    DiscountNode: { kind: 'object', fields: { id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid }, discount: { type: 'Discount!', resolve: (d: DiscountRecord) => d }, ...metafieldFields() } },
-    DiscountAutomaticNode: { kind: 'object', fields: { id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid }, automaticDiscount: { type: 'DiscountAutomatic!', resolve: (d: DiscountRecord) => d }, ...metafieldFields() } },
-    DiscountCodeNode: { kind: 'object', fields: { id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid }, codeDiscount: { type: 'DiscountCode!', resolve: (d: DiscountRecord) => d }, ...metafieldFields() } },
+    DiscountNode: {
+      kind: 'object',
+      fields: {
+        id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid },
+        discount: { type: 'Discount!', resolve: (d: DiscountRecord) => d },
+        ...metafieldFields(),
+      },
+    },
+    DiscountAutomaticNode: {
+      kind: 'object',
+      fields: {
+        id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid },
+        automaticDiscount: { type: 'DiscountAutomatic!', resolve: (d: DiscountRecord) => d },
+        ...metafieldFields(),
+      },
+    },
+    DiscountCodeNode: {
+      kind: 'object',
+      fields: {
+        id: { type: 'ID!', resolve: (d: DiscountRecord) => d.gid },
+        codeDiscount: { type: 'DiscountCode!', resolve: (d: DiscountRecord) => d },
+        ...metafieldFields(),
+      },
+    },
     ...connectionTypes('DiscountNode'),
     ...connectionTypes('DiscountAutomaticNode'),
     ...connectionTypes('DiscountCodeNode'),

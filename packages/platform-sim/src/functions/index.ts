@@ -27,7 +27,15 @@ export function addFunctionSchema(schema: Schema): Schema {
   return schema;
 }
 
-export { API_TYPES_OF, FUNCTION_API_TYPES, FunctionRegistry, functionIdFor, type FunctionApiType, type SimFunction, type SimFunctionInput } from './registry.ts';
+export {
+  API_TYPES_OF,
+  FUNCTION_API_TYPES,
+  FunctionRegistry,
+  functionIdFor,
+  type FunctionApiType,
+  type SimFunction,
+  type SimFunctionInput,
+} from './registry.ts';
 export { FunctionsState, kindOfGid, type InjectedUserErrors, type InstanceKind, type InstanceRecord } from './store.ts';
 export { METAFIELD_TYPES, resolveNamespace, type MetafieldRecord, type SimUserError } from './metafields.ts';
 export { discountStatus } from './discounts.ts';

@@ -95,9 +95,15 @@ export function checkMetafieldInputs(
     if (input.namespace !== undefined && input.namespace !== null) {
       if (input.namespace.length < 3) return fail('namespace', 'TOO_SHORT', 'Namespace is too short (minimum is 3 characters)');
       if (input.namespace.length > 255) return fail('namespace', 'TOO_LONG', 'Namespace is too long (maximum is 255 characters)');
-      if (!NAMESPACE_RE.test(input.namespace.replace(/^\$app/, 'app'))) return fail('namespace', 'INVALID', 'Namespace contains invalid characters');
+      if (!NAMESPACE_RE.test(input.namespace.replace(/^\$app/, 'app')))
+        return fail('namespace', 'INVALID', 'Namespace contains invalid characters');
     }
-    if (isForeignAppNamespace(namespace, appId)) return fail('namespace', 'APP_NOT_AUTHORIZED', 'Access to this namespace and key on Metafields for this resource type is not allowed.');
+    if (isForeignAppNamespace(namespace, appId))
+      return fail(
+        'namespace',
+        'APP_NOT_AUTHORIZED',
+        'Access to this namespace and key on Metafields for this resource type is not allowed.',
+      );
     const key = input.key ?? '';
     if (key === '') return fail('key', 'BLANK', "Key can't be blank");
     if (key.length < 2) return fail('key', 'TOO_SHORT', 'Key is too short (minimum is 2 characters)');
@@ -108,7 +114,8 @@ export function checkMetafieldInputs(
     if (!type) return fail('type', 'BLANK', "Type can't be blank");
     const check = VALUE_CHECKS[type];
     if (!check) return fail('type', 'INVALID_TYPE', `Type must be one of the following: ${METAFIELD_TYPES.join(', ')}.`);
-    if (stored && input.type && stored.type !== input.type) return fail('type', 'INVALID_TYPE', `Type '${input.type}' does not match the existing type '${stored.type}'.`);
+    if (stored && input.type && stored.type !== input.type)
+      return fail('type', 'INVALID_TYPE', `Type '${input.type}' does not match the existing type '${stored.type}'.`);
     if (typeof input.value !== 'string' || input.value === '') return fail('value', 'BLANK', "Value can't be blank.");
     const problem = check(input.value);
     if (problem) return fail('value', 'INVALID_VALUE', problem);

@@ -70,7 +70,9 @@ export class FunctionRegistry {
       throw new Error(`platform-sim: a function handle must match ${HANDLE_RE} (got ${JSON.stringify(input?.handle)})`);
     }
     if (!(FUNCTION_API_TYPES as readonly string[]).includes(input.apiType)) {
-      throw new Error(`platform-sim: function apiType must be one of ${FUNCTION_API_TYPES.join(', ')} (got ${JSON.stringify(input.apiType)})`);
+      throw new Error(
+        `platform-sim: function apiType must be one of ${FUNCTION_API_TYPES.join(', ')} (got ${JSON.stringify(input.apiType)})`,
+      );
     }
     const fn: SimFunction = {
       id: input.id ?? functionIdFor(apiKey, input.handle),

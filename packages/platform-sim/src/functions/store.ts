@@ -13,7 +13,8 @@ export interface InjectedUserErrors {
   remaining: number;
 }
 
-export type InstanceKind = 'discount' | 'cartTransform' | 'deliveryCustomization' | 'paymentCustomization' | 'validation' | 'fulfillmentConstraintRule';
+export type InstanceKind =
+  'discount' | 'cartTransform' | 'deliveryCustomization' | 'paymentCustomization' | 'validation' | 'fulfillmentConstraintRule';
 
 interface BaseRecord {
   id: number;
@@ -71,7 +72,8 @@ export interface FulfillmentConstraintRuleRecord extends BaseRecord {
   deliveryMethodTypes: string[];
 }
 
-export type InstanceRecord = DiscountRecord | CartTransformRecord | CustomizationRecord | ValidationRecord | FulfillmentConstraintRuleRecord;
+export type InstanceRecord =
+  DiscountRecord | CartTransformRecord | CustomizationRecord | ValidationRecord | FulfillmentConstraintRuleRecord;
 
 const GID_TYPES: Record<string, InstanceKind> = {
   DiscountAutomaticNode: 'discount',
@@ -107,7 +109,17 @@ export class FunctionsState {
   base(nodeType: string, apiKey: string, shop: string, functionId: string) {
     const id = this.newId();
     const now = new Date().toISOString();
-    return { id, gid: `gid://shopify/${nodeType}/${id}`, nodeType, apiKey, shop, functionId, metafields: [] as MetafieldRecord[], createdAt: now, updatedAt: now };
+    return {
+      id,
+      gid: `gid://shopify/${nodeType}/${id}`,
+      nodeType,
+      apiKey,
+      shop,
+      functionId,
+      metafields: [] as MetafieldRecord[],
+      createdAt: now,
+      updatedAt: now,
+    };
   }
 
   add<T extends InstanceRecord>(record: T): T {
@@ -119,7 +131,8 @@ export class FunctionsState {
   list<K extends InstanceKind>(kind: K, shop: string, apiKey?: string): Array<Extract<InstanceRecord, { kind: K }>> {
     const out: Array<Extract<InstanceRecord, { kind: K }>> = [];
     for (const r of this.instances.values()) {
-      if (r.kind === kind && r.shop === shop && (apiKey === undefined || r.apiKey === apiKey)) out.push(r as Extract<InstanceRecord, { kind: K }>);
+      if (r.kind === kind && r.shop === shop && (apiKey === undefined || r.apiKey === apiKey))
+        out.push(r as Extract<InstanceRecord, { kind: K }>);
     }
     return out;
   }
@@ -137,7 +150,10 @@ export class FunctionsState {
   }
 
   /** Applies checked metafield entries to a record (upsert by namespace and key). */
-  setMetafields(record: InstanceRecord, entries: Array<{ namespace: string; key: string; type: string; value: string }>): MetafieldRecord[] {
+  setMetafields(
+    record: InstanceRecord,
+    entries: Array<{ namespace: string; key: string; type: string; value: string }>,
+  ): MetafieldRecord[] {
     const now = new Date().toISOString();
     return entries.map((e) => {
       const current = record.metafields.find((m) => m.namespace === e.namespace && m.key === e.key);
@@ -148,7 +164,14 @@ export class FunctionsState {
         return current;
       }
       const id = this.newId();
-      const created: MetafieldRecord = { id, gid: `gid://shopify/Metafield/${id}`, ...e, createdAt: now, updatedAt: now, ownerId: record.gid };
+      const created: MetafieldRecord = {
+        id,
+        gid: `gid://shopify/Metafield/${id}`,
+        ...e,
+        createdAt: now,
+        updatedAt: now,
+        ownerId: record.gid,
+      };
       record.metafields.push(created);
       return created;
     });
@@ -166,7 +189,14 @@ export class FunctionsState {
 
   /** Counts per kind, for the control API. */
   counts(): Record<InstanceKind, number> {
-    const out: Record<InstanceKind, number> = { discount: 0, cartTransform: 0, deliveryCustomization: 0, paymentCustomization: 0, validation: 0, fulfillmentConstraintRule: 0 };
+    const out: Record<InstanceKind, number> = {
+      discount: 0,
+      cartTransform: 0,
+      deliveryCustomization: 0,
+      paymentCustomization: 0,
+      validation: 0,
+      fulfillmentConstraintRule: 0,
+    };
     for (const r of this.instances.values()) out[r.kind]++;
     return out;
   }

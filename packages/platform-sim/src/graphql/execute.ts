@@ -7,7 +7,17 @@
  * a field taking `first`/`last` costs 2 plus that many times the cost of its selection. A field definition may set
  * its own `cost`.
  */
-import { type Directive, type Document, type FieldNode, type Location, type Selection, type Value, parseDocument, valueToJs, GraphqlSyntaxError } from './parse.ts';
+import {
+  type Directive,
+  type Document,
+  type FieldNode,
+  type Location,
+  type Selection,
+  type Value,
+  parseDocument,
+  valueToJs,
+  GraphqlSyntaxError,
+} from './parse.ts';
 
 export interface FieldDef<Ctx = any> {
   /** GraphQL type reference: `String`, `Shop!`, `[Metafield!]!`. */
@@ -100,18 +110,27 @@ export function prepare(schema: Schema, query: string, variables: Record<string,
     document = parseDocument(query);
   } catch (error) {
     if (error instanceof GraphqlSyntaxError) {
-      return { ok: false, errors: [{ message: `syntax error: ${error.message} at [${error.loc.line}, ${error.loc.column}]`, locations: [error.loc] }] };
+      return {
+        ok: false,
+        errors: [{ message: `syntax error: ${error.message} at [${error.loc.line}, ${error.loc.column}]`, locations: [error.loc] }],
+      };
     }
     throw error;
   }
   const ops = document.operations;
   const operation = operationName ? ops.find((o) => o.name === operationName) : ops.length === 1 ? ops[0] : undefined;
   if (!operation) {
-    const message = ops.length === 0 ? 'No operations in query document' : operationName ? `No operation named "${operationName}"` : 'An operation name is required';
+    const message =
+      ops.length === 0
+        ? 'No operations in query document'
+        : operationName
+          ? `No operation named "${operationName}"`
+          : 'An operation name is required';
     return { ok: false, errors: [{ message }] };
   }
   const rootType = operation.operation === 'mutation' ? schema.mutation : operation.operation === 'query' ? schema.query : undefined;
-  if (!rootType) return { ok: false, errors: [{ message: `Schema is not configured for ${operation.operation}s`, locations: [operation.loc] }] };
+  if (!rootType)
+    return { ok: false, errors: [{ message: `Schema is not configured for ${operation.operation}s`, locations: [operation.loc] }] };
 
   const errors: GraphqlError[] = [];
   const values: Record<string, unknown> = {};
@@ -122,7 +141,11 @@ export function prepare(schema: Schema, query: string, variables: Record<string,
     if (given !== undefined) values[v.name] = given;
     else if (v.defaultValue) values[v.name] = valueToJs(v.defaultValue, {});
     if ((values[v.name] === undefined || values[v.name] === null) && v.type.endsWith('!')) {
-      errors.push({ message: `Variable $${v.name} of type ${v.type} was provided invalid value`, locations: [operation.loc], extensions: { code: 'INVALID_VARIABLE' } });
+      errors.push({
+        message: `Variable $${v.name} of type ${v.type} was provided invalid value`,
+        locations: [operation.loc],
+        extensions: { code: 'INVALID_VARIABLE' },
+      });
     }
   }
 
@@ -227,7 +250,11 @@ export function prepare(schema: Schema, query: string, variables: Record<string,
   };
   const requestedCost = walk(operation.selections, rootType, [], rootType === schema.mutation);
   for (const name of used) {
-    if (!declared.has(name)) errors.push({ message: `Variable $${name} is used by ${operation.name ?? 'anonymous query'} but not declared`, locations: [operation.loc] });
+    if (!declared.has(name))
+      errors.push({
+        message: `Variable $${name} is used by ${operation.name ?? 'anonymous query'} but not declared`,
+        locations: [operation.loc],
+      });
   }
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, document, operation, rootType, variables: values, requestedCost };
@@ -261,14 +288,21 @@ export async function execute<Ctx>(schema: Schema, prepared: PreparedRequest, ct
       else {
         const condition = sel.kind === 'spread' ? document.fragments.get(sel.name)!.typeCondition : (sel.typeCondition ?? typeName);
         const conditionDef = typeOf(schema, condition);
-        const applies = condition === typeName || ((conditionDef?.kind === 'interface' || conditionDef?.kind === 'union') && conditionDef.possibleTypes.includes(typeName));
+        const applies =
+          condition === typeName ||
+          ((conditionDef?.kind === 'interface' || conditionDef?.kind === 'union') && conditionDef.possibleTypes.includes(typeName));
         if (applies) collect(sel.kind === 'spread' ? document.fragments.get(sel.name)!.selections : sel.selections, typeName, out);
       }
     }
     return out;
   };
 
-  const completeValue = async (ref: string, value: unknown, field: FieldNode, path: Array<string | number>): Promise<{ value: unknown; cost: number }> => {
+  const completeValue = async (
+    ref: string,
+    value: unknown,
+    field: FieldNode,
+    path: Array<string | number>,
+  ): Promise<{ value: unknown; cost: number }> => {
     if (value === null || value === undefined) return { value: null, cost: 0 };
     if (isList(ref)) {
       if (!Array.isArray(value)) throw new Error(`expected a list for ${path.join('.')}`);
@@ -287,7 +321,12 @@ export async function execute<Ctx>(schema: Schema, prepared: PreparedRequest, ct
     return resolveObject(concrete, value, field.selections ?? [], path);
   };
 
-  const resolveObject = async (typeName: string, parent: any, selections: Selection[], path: Array<string | number>): Promise<{ value: Record<string, unknown>; cost: number }> => {
+  const resolveObject = async (
+    typeName: string,
+    parent: any,
+    selections: Selection[],
+    path: Array<string | number>,
+  ): Promise<{ value: Record<string, unknown>; cost: number }> => {
     const out: Record<string, unknown> = {};
     let cost = 0;
     const fields = fieldsOf(typeOf(schema, typeName));
@@ -306,7 +345,8 @@ export async function execute<Ctx>(schema: Schema, prepared: PreparedRequest, ct
         const completed = await completeValue(def.type, raw, field, fieldPath);
         out[key] = completed.value;
         const composite = isComposite(typeOf(schema, namedType(def.type)));
-        if (completed.value !== null) cost += def.cost ?? (root && isMutation ? 10 : composite ? (field.args.first || field.args.last ? 2 : 1) : 0);
+        if (completed.value !== null)
+          cost += def.cost ?? (root && isMutation ? 10 : composite ? (field.args.first || field.args.last ? 2 : 1) : 0);
         cost += completed.cost;
       } catch (error) {
         out[key] = null;

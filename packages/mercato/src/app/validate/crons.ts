@@ -71,7 +71,8 @@ export function checkCrons(problems: Problems, crons: unknown, flows: unknown): 
     const flowKey = entry.flow;
     let flow: Record<string, unknown> | undefined;
     if (typeof flowKey !== 'string') problems.add(at(path, 'flow'), `must be the key of a registered flow ${got(flowKey)}`);
-    else if (flowMap && !Object.hasOwn(flowMap, flowKey)) problems.add(at(path, 'flow'), `${JSON.stringify(flowKey)} is not a registered flow`);
+    else if (flowMap && !Object.hasOwn(flowMap, flowKey))
+      problems.add(at(path, 'flow'), `${JSON.stringify(flowKey)} is not a registered flow`);
     else if (flowMap && isPlainObject(flowMap[flowKey])) flow = flowMap[flowKey] as Record<string, unknown>;
 
     if (flow && isSchema(flow.input)) checkCronInput(problems, at(path, 'input'), entry.input, flowKey as string, flow.input);
@@ -80,7 +81,11 @@ export function checkCrons(problems: Problems, crons: unknown, flows: unknown): 
     if (scheduleOk && typeof flowKey === 'string') {
       const key = `${flowKey}:${entry.schedule}`;
       const first = keys.get(key);
-      if (first !== undefined) problems.add(path, `duplicate cron key ${JSON.stringify(key)} (also used by ${first}); give one entry another schedule or merge their shops`);
+      if (first !== undefined)
+        problems.add(
+          path,
+          `duplicate cron key ${JSON.stringify(key)} (also used by ${first}); give one entry another schedule or merge their shops`,
+        );
       else keys.set(key, path);
     }
   });
@@ -95,7 +100,11 @@ function checkCronInput(problems: Problems, path: string, input: unknown, flowKe
     return;
   }
   for (const [issuePath, message] of issues) {
-    if (omitted) problems.add(path, `omitted, so {} is used, which flow ${JSON.stringify(flowKey)} rejects: ${issuePath ? `${issuePath}: ` : ''}${message}`);
+    if (omitted)
+      problems.add(
+        path,
+        `omitted, so {} is used, which flow ${JSON.stringify(flowKey)} rejects: ${issuePath ? `${issuePath}: ` : ''}${message}`,
+      );
     else problems.add(issuePath, message);
   }
 }
@@ -104,7 +113,11 @@ function checkShops(problems: Problems, path: string, shops: unknown): void {
   if (shops === undefined || shops === 'global' || shops === 'all') return;
   const hint = '(the permanent shop domain "<name>.myshopify.com", lower case, without scheme or path)';
   if (typeof shops === 'string') {
-    if (!isShopDomain(shops)) problems.add(path, `must be 'global', 'all', a shop domain or an array of shop domains; ${JSON.stringify(shops)} is not a shop domain ${hint}`);
+    if (!isShopDomain(shops))
+      problems.add(
+        path,
+        `must be 'global', 'all', a shop domain or an array of shop domains; ${JSON.stringify(shops)} is not a shop domain ${hint}`,
+      );
     return;
   }
   if (!Array.isArray(shops)) {

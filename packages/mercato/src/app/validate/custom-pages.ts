@@ -9,7 +9,21 @@ export const CUSTOM_PAGE_PATH = /^(\/[A-Za-z0-9_-]+)+$/;
  * First path segments a custom page cannot take: the built-in admin pages and the server's own prefixes
  * (the admin UI is served on every other path).
  */
-export const RESERVED_PAGE_SEGMENTS = ['flows', 'runs', 'providers', 'crons', 'functions', 'mcp-tokens', 'api', 'mcp', 'routes', 'webhooks', '__mercato', 'healthz', 'assets'];
+export const RESERVED_PAGE_SEGMENTS = [
+  'flows',
+  'runs',
+  'providers',
+  'crons',
+  'functions',
+  'mcp-tokens',
+  'api',
+  'mcp',
+  'routes',
+  'webhooks',
+  '__mercato',
+  'healthz',
+  'assets',
+];
 /** Upper bound (and default) of a loader's or action's time limit, in ms. */
 export const MAX_OPERATION_TIMEOUT_MS = 30_000;
 
@@ -46,7 +60,8 @@ export function checkCustomPages(problems: Problems, experimental: Record<string
     if (!isNonEmptyString(page.title)) problems.add(at(path, 'title'), `is required: a non-empty string ${got(page.title)}`);
     checkPagePath(problems, path, key, page, paths);
     if (page.nav !== undefined && typeof page.nav !== 'boolean') problems.add(at(path, 'nav'), `must be a boolean ${got(page.nav)}`);
-    if (page.authorize !== undefined && !isFunction(page.authorize)) problems.add(at(path, 'authorize'), `must be a function (ctx) => boolean ${got(page.authorize)}`);
+    if (page.authorize !== undefined && !isFunction(page.authorize))
+      problems.add(at(path, 'authorize'), `must be a function (ctx) => boolean ${got(page.authorize)}`);
     checkOperations(problems, at(path, 'loaders'), 'loader', page.loaders);
     checkOperations(problems, at(path, 'actions'), 'action', page.actions);
   }
@@ -55,21 +70,32 @@ export function checkCustomPages(problems: Problems, experimental: Record<string
 function checkPagePath(problems: Problems, path: string, key: string, page: Record<string, unknown>, seen: Map<string, string>): void {
   if (page.path !== undefined) {
     if (typeof page.path !== 'string' || !CUSTOM_PAGE_PATH.test(page.path)) {
-      problems.add(at(path, 'path'), `must be an admin path such as "/reports" or "/reports/daily" (segments of letters, digits, _ and -) ${got(page.path)}`);
+      problems.add(
+        at(path, 'path'),
+        `must be an admin path such as "/reports" or "/reports/daily" (segments of letters, digits, _ and -) ${got(page.path)}`,
+      );
       return;
     }
     const first = page.path.split('/')[1].toLowerCase();
     if (RESERVED_PAGE_SEGMENTS.includes(first)) {
-      problems.add(at(path, 'path'), `"/${first}" is reserved for a built-in page or a server route (reserved: ${RESERVED_PAGE_SEGMENTS.join(', ')})`);
+      problems.add(
+        at(path, 'path'),
+        `"/${first}" is reserved for a built-in page or a server route (reserved: ${RESERVED_PAGE_SEGMENTS.join(', ')})`,
+      );
       return;
     }
   } else if (!CUSTOM_PAGE_NAME.test(key) || RESERVED_PAGE_SEGMENTS.includes(key.toLowerCase())) {
-    if (CUSTOM_PAGE_NAME.test(key)) problems.add(path, `the default path "/${key}" is reserved for a built-in page or a server route: set path`);
+    if (CUSTOM_PAGE_NAME.test(key))
+      problems.add(path, `the default path "/${key}" is reserved for a built-in page or a server route: set path`);
     return;
   }
   const resolved = customPagePath(key, page);
   const owner = seen.get(resolved.toLowerCase());
-  if (owner !== undefined) problems.add(page.path !== undefined ? at(path, 'path') : path, `the path "${resolved}" is already used by custom page ${JSON.stringify(owner)}`);
+  if (owner !== undefined)
+    problems.add(
+      page.path !== undefined ? at(path, 'path') : path,
+      `the path "${resolved}" is already used by custom page ${JSON.stringify(owner)}`,
+    );
   else seen.set(resolved.toLowerCase(), key);
 }
 
@@ -88,8 +114,10 @@ function checkOperations(problems: Problems, path: string, kind: 'loader' | 'act
     }
     checkKnownKeys(problems, opPath, op, OPERATION_KEYS, `${kind} option`);
     if (!isFunction(op.run)) problems.add(at(opPath, 'run'), `is required: a function (ctx, input) ${got(op.run)}`);
-    if (op.input !== undefined && !isSchema(op.input)) problems.add(at(opPath, 'input'), `must be a schema (e.g. z.object({...})) ${got(op.input)}`);
-    if (op.description !== undefined && typeof op.description !== 'string') problems.add(at(opPath, 'description'), `must be a string ${got(op.description)}`);
+    if (op.input !== undefined && !isSchema(op.input))
+      problems.add(at(opPath, 'input'), `must be a schema (e.g. z.object({...})) ${got(op.input)}`);
+    if (op.description !== undefined && typeof op.description !== 'string')
+      problems.add(at(opPath, 'description'), `must be a string ${got(op.description)}`);
     if (op.timeout !== undefined && (!isPositiveFinite(op.timeout) || op.timeout > MAX_OPERATION_TIMEOUT_MS)) {
       problems.add(at(opPath, 'timeout'), `must be a positive number of ms, at most ${MAX_OPERATION_TIMEOUT_MS} ${got(op.timeout)}`);
     }

@@ -64,7 +64,8 @@ function checkOptions(problems: Problems, path: string, options: unknown): void 
       return;
     }
     const first = seen.get(option.value);
-    if (first !== undefined) problems.add(at(optionPath, 'value'), `duplicate value ${JSON.stringify(option.value)} (also at ${at(path, first)})`);
+    if (first !== undefined)
+      problems.add(at(optionPath, 'value'), `duplicate value ${JSON.stringify(option.value)} (also at ${at(path, first)})`);
     else seen.set(option.value, i);
   });
 }

@@ -1,6 +1,16 @@
 /** Flows, retry policies (app and flow level) and the worker options. */
 import { MAX_TIMER_MS, isTimerDelay } from '../duration.ts';
-import { at, checkKnownKeys, got, isFunction, isPlainObject, isPositiveFinite, isPositiveInteger, isSchema, type Problems } from './util.ts';
+import {
+  at,
+  checkKnownKeys,
+  got,
+  isFunction,
+  isPlainObject,
+  isPositiveFinite,
+  isPositiveInteger,
+  isSchema,
+  type Problems,
+} from './util.ts';
 
 export function checkFlows(problems: Problems, flows: unknown): void {
   if (flows === undefined) {
@@ -19,14 +29,17 @@ function checkFlow(problems: Problems, path: string, key: string, flow: unknown)
     problems.add(path, `must be a flow definition object ${got(flow)}`);
     return;
   }
-  if (typeof flow.name !== 'string') problems.add(at(path, 'name'), `must be a string equal to its key ${JSON.stringify(key)} ${got(flow.name)}`);
+  if (typeof flow.name !== 'string')
+    problems.add(at(path, 'name'), `must be a string equal to its key ${JSON.stringify(key)} ${got(flow.name)}`);
   else if (flow.name !== key) problems.add(at(path, 'name'), `must equal its key ${JSON.stringify(key)} ${got(flow.name)}`);
   if (flow.description !== undefined && typeof flow.description !== 'string') {
     problems.add(at(path, 'description'), `must be a string ${got(flow.description)}`);
   }
-  if (!isSchema(flow.input)) problems.add(at(path, 'input'), `must be a schema (an object with safeParse, e.g. z.object({...})) ${got(flow.input)}`);
+  if (!isSchema(flow.input))
+    problems.add(at(path, 'input'), `must be a schema (an object with safeParse, e.g. z.object({...})) ${got(flow.input)}`);
   if (!isFunction(flow.run)) problems.add(at(path, 'run'), `must be a function ${got(flow.run)}`);
-  if (flow.timeout !== undefined) checkTimerMs(problems, at(path, 'timeout'), flow.timeout, 'must be a positive finite number of milliseconds');
+  if (flow.timeout !== undefined)
+    checkTimerMs(problems, at(path, 'timeout'), flow.timeout, 'must be a positive finite number of milliseconds');
   if (flow.retryPolicy !== undefined) checkRetryPolicy(problems, at(path, 'retryPolicy'), flow.retryPolicy);
   if (flow.concurrency !== undefined && flow.concurrency !== null && !isPositiveInteger(flow.concurrency)) {
     problems.add(at(path, 'concurrency'), `must be a positive integer, or null for no limit ${got(flow.concurrency)}`);
@@ -56,7 +69,8 @@ export function checkRetryPolicy(problems: Problems, path: string, policy: unkno
 /** A delay or duration that ends up in a Node.js timer: Node fires a timer of more than 2^31 − 1 ms after 1 ms. */
 function checkTimerMs(problems: Problems, path: string, value: unknown, notPositive = 'must be a positive finite number'): void {
   if (!isPositiveFinite(value)) problems.add(path, `${notPositive} ${got(value)}`);
-  else if (!isTimerDelay(value)) problems.add(path, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days; Node.js fires a longer timer after 1 ms) ${got(value)}`);
+  else if (!isTimerDelay(value))
+    problems.add(path, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days; Node.js fires a longer timer after 1 ms) ${got(value)}`);
 }
 
 const WORKER_KEYS = ['concurrency', 'pollIntervalMs', 'pollMaxIntervalMs', 'pollBackoffCoefficient', 'leaseDurationMs'] as const;

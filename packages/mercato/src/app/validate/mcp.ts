@@ -101,7 +101,8 @@ export function permissionKeyProblem(key: string): string | undefined {
     ['action_resource part', `${action}_${resource}`],
   ];
   for (const [part, value] of parts) {
-    if (FORBIDDEN_PERMISSION_NAMES.includes(value)) return `the ${part} ${JSON.stringify(value)} is a forbidden name (${FORBIDDEN_PERMISSION_NAMES.join(', ')})`;
+    if (FORBIDDEN_PERMISSION_NAMES.includes(value))
+      return `the ${part} ${JSON.stringify(value)} is a forbidden name (${FORBIDDEN_PERMISSION_NAMES.join(', ')})`;
   }
   if (namespace === 'service') return 'the namespace "service" is reserved for built-in capabilities';
   return undefined;
@@ -140,19 +141,26 @@ function checkTools(problems: Problems, tools: unknown, known: Set<string>): voi
     const path = at('mcp.tools', name);
     if (BUILTIN_TOOLS.includes(name)) problems.add(path, `${JSON.stringify(name)} is a built-in tool name`);
     else if (!TOOL_NAME.test(name)) {
-      problems.add(path, `${JSON.stringify(name)} is not a valid tool name (lower-case alphanumeric segments separated by ".", "_" or "-", e.g. "orders.lookup")`);
+      problems.add(
+        path,
+        `${JSON.stringify(name)} is not a valid tool name (lower-case alphanumeric segments separated by ".", "_" or "-", e.g. "orders.lookup")`,
+      );
     } else if (name.startsWith('service.')) problems.add(path, 'the "service." prefix is reserved for built-in tools');
     if (!isPlainObject(tool)) {
       problems.add(path, `must be a tool definition object ${got(tool)}`);
       continue;
     }
     checkKnownKeys(problems, path, tool, TOOL_KEYS, 'tool option');
-    if (!isNonEmptyString(tool.description)) problems.add(at(path, 'description'), `is required: a non-empty string ${got(tool.description)}`);
+    if (!isNonEmptyString(tool.description))
+      problems.add(at(path, 'description'), `is required: a non-empty string ${got(tool.description)}`);
     if (tool.title !== undefined && typeof tool.title !== 'string') problems.add(at(path, 'title'), `must be a string ${got(tool.title)}`);
     checkRequiredPermissions(problems, at(path, 'requiredPermissions'), tool.requiredPermissions, known);
     checkRiskLevel(problems, at(path, 'riskLevel'), tool.riskLevel);
     if (tool.inputSchema !== undefined && (!isPlainObject(tool.inputSchema) || tool.inputSchema.type !== 'object')) {
-      problems.add(at(path, 'inputSchema'), `must be a JSON schema object with type "object" ${got(isPlainObject(tool.inputSchema) ? tool.inputSchema.type : tool.inputSchema)}`);
+      problems.add(
+        at(path, 'inputSchema'),
+        `must be a JSON schema object with type "object" ${got(isPlainObject(tool.inputSchema) ? tool.inputSchema.type : tool.inputSchema)}`,
+      );
     } else if (tool.inputSchema !== undefined) {
       // only keywords the built-in validator enforces: a schema must not promise a check that would not happen
       problems.list.push(...schemaProblems(tool.inputSchema, at(path, 'inputSchema')));
@@ -187,7 +195,8 @@ function checkResources(problems: Problems, resources: unknown, known: Set<strin
     checkKnownKeys(problems, path, resource, RESOURCE_KEYS, 'resource option');
     if (!isNonEmptyString(resource.name)) problems.add(at(path, 'name'), `is required: a non-empty string ${got(resource.name)}`);
     for (const text of ['description', 'mimeType'] as const) {
-      if (resource[text] !== undefined && typeof resource[text] !== 'string') problems.add(at(path, text), `must be a string ${got(resource[text])}`);
+      if (resource[text] !== undefined && typeof resource[text] !== 'string')
+        problems.add(at(path, text), `must be a string ${got(resource[text])}`);
     }
     checkRequiredPermissions(problems, at(path, 'requiredPermissions'), resource.requiredPermissions, known);
     if (!isFunction(resource.read)) problems.add(at(path, 'read'), `is required: a function ${got(resource.read)}`);

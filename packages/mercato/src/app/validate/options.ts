@@ -28,7 +28,10 @@ export function checkShopify(problems: Problems, shopify: unknown): void {
   }
   if (shopify.apps === undefined) return;
   if (!isPlainObject(shopify.apps) || Object.keys(shopify.apps).length === 0) {
-    problems.add('shopify.apps', `must be a non-empty object mapping app handles to app configs (omit it for single-app mode) ${got(shopify.apps)}`);
+    problems.add(
+      'shopify.apps',
+      `must be a non-empty object mapping app handles to app configs (omit it for single-app mode) ${got(shopify.apps)}`,
+    );
     return;
   }
   for (const [handle, app] of Object.entries(shopify.apps)) checkPlatformApp(problems, at('shopify.apps', handle), handle, app);
@@ -48,10 +51,12 @@ function checkPlatformApp(problems: Problems, path: string, handle: string, app:
   if (hasToml && !isNonEmptyString(app.toml)) problems.add(at(path, 'toml'), `must be a non-empty path string ${got(app.toml)}`);
   if (hasKey && !isNonEmptyString(app.apiKey)) problems.add(at(path, 'apiKey'), `must be a non-empty string ${got(app.apiKey)}`);
   // The secret's value is never echoed in a message.
-  if (app.apiSecret === undefined) problems.add(at(path, 'apiSecret'), 'is required: a non-empty string (if it is read from the environment, is the variable set?)');
+  if (app.apiSecret === undefined)
+    problems.add(at(path, 'apiSecret'), 'is required: a non-empty string (if it is read from the environment, is the variable set?)');
   else if (typeof app.apiSecret !== 'string') problems.add(at(path, 'apiSecret'), `must be a non-empty string ${got(app.apiSecret)}`);
   else if (app.apiSecret.trim() === '') problems.add(at(path, 'apiSecret'), 'must not be empty');
-  if (app.appUrl !== undefined && !isHttpUrl(app.appUrl)) problems.add(at(path, 'appUrl'), `must be an absolute http(s) URL ${got(app.appUrl)}`);
+  if (app.appUrl !== undefined && !isHttpUrl(app.appUrl))
+    problems.add(at(path, 'appUrl'), `must be an absolute http(s) URL ${got(app.appUrl)}`);
 }
 
 function isHttpUrl(value: unknown): boolean {
@@ -68,7 +73,8 @@ export function checkWebhooks(problems: Problems, webhooks: unknown): void {
   }
   for (const [topic, webhook] of Object.entries(webhooks)) {
     const path = at('webhooks', topic);
-    if (!WEBHOOK_TOPIC.test(topic)) problems.add(path, `${JSON.stringify(topic)} is not a webhook topic (lower-case "resource/event", e.g. "orders/create")`);
+    if (!WEBHOOK_TOPIC.test(topic))
+      problems.add(path, `${JSON.stringify(topic)} is not a webhook topic (lower-case "resource/event", e.g. "orders/create")`);
     if (!isPlainObject(webhook)) {
       problems.add(path, `must be a webhook definition object ${got(webhook)}`);
       continue;

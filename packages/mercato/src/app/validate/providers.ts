@@ -25,7 +25,8 @@ function checkProvider(problems: Problems, path: string, key: string, provider: 
   if (!isPlainObject(provider.ui)) problems.add(at(path, 'ui'), `must be an object with a fields map ${got(provider.ui)}`);
   else checkFieldsMap(problems, at(at(path, 'ui'), 'fields'), provider.ui.fields);
   for (const hook of ['checker', 'transformer'] as const) {
-    if (provider[hook] !== undefined && !isFunction(provider[hook])) problems.add(at(path, hook), `must be a function ${got(provider[hook])}`);
+    if (provider[hook] !== undefined && !isFunction(provider[hook]))
+      problems.add(at(path, hook), `must be a function ${got(provider[hook])}`);
   }
   const methods = provider.methods;
   if (!isPlainObject(methods)) {
@@ -82,12 +83,16 @@ function checkFunction(problems: Problems, path: string, fn: unknown): string | 
     if (isPlainObject(fn.fields)) {
       for (const [name, spec] of Object.entries(fn.fields)) {
         if (isPlainObject(spec) && spec.type === 'password') {
-          problems.add(at(at(at(path, 'fields'), name), 'type'), 'password fields are not allowed in a function configuration (it is stored in a metafield on the platform, in plain text); keep secrets in a provider');
+          problems.add(
+            at(at(at(path, 'fields'), name), 'type'),
+            'password fields are not allowed in a function configuration (it is stored in a metafield on the platform, in plain text); keep secrets in a provider',
+          );
         }
       }
     }
   }
-  if (fn.authorize !== undefined && !isFunction(fn.authorize)) problems.add(at(path, 'authorize'), `must be a function ${got(fn.authorize)}`);
+  if (fn.authorize !== undefined && !isFunction(fn.authorize))
+    problems.add(at(path, 'authorize'), `must be a function ${got(fn.authorize)}`);
   if (fn.discountModes !== undefined) {
     if (typeOk && fn.type !== 'discount') {
       problems.add(at(path, 'discountModes'), `is only allowed on functions of type discount (this one is ${fn.type})`);
@@ -103,7 +108,8 @@ function checkDiscountModes(problems: Problems, path: string, modes: unknown): v
   }
   const seen = new Set<unknown>();
   modes.forEach((mode, i) => {
-    if (typeof mode !== 'string' || !DISCOUNT_MODES.includes(mode)) problems.add(at(path, i), `must be one of ${DISCOUNT_MODES.join(', ')} ${got(mode)}`);
+    if (typeof mode !== 'string' || !DISCOUNT_MODES.includes(mode))
+      problems.add(at(path, i), `must be one of ${DISCOUNT_MODES.join(', ')} ${got(mode)}`);
     else if (seen.has(mode)) problems.add(at(path, i), `duplicate mode ${JSON.stringify(mode)}`);
     seen.add(mode);
   });

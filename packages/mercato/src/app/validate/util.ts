@@ -63,7 +63,13 @@ export function got(value: unknown): string {
 }
 
 /** Reports each key of `obj` outside `allowed`, suggesting the closest allowed key for likely typos. */
-export function checkKnownKeys(problems: Problems, path: string, obj: Record<string, unknown>, allowed: readonly string[], what: string): void {
+export function checkKnownKeys(
+  problems: Problems,
+  path: string,
+  obj: Record<string, unknown>,
+  allowed: readonly string[],
+  what: string,
+): void {
   for (const key of Object.keys(obj)) {
     if (allowed.includes(key)) continue;
     const hint = closest(key, allowed);

@@ -136,7 +136,14 @@ export async function finishCompleted(exec: Exec, runId: string, leaseToken: str
 }
 
 /** A failed attempt: back to pending after `delayMs`, or failed for good when `final`. */
-export async function finishFailed(exec: Exec, runId: string, leaseToken: string, error: unknown, final: boolean, delayMs: number): Promise<boolean> {
+export async function finishFailed(
+  exec: Exec,
+  runId: string,
+  leaseToken: string,
+  error: unknown,
+  final: boolean,
+  delayMs: number,
+): Promise<boolean> {
   const rows = await exec(sql`
     update runs set
       status = ${final ? 'failed' : 'pending'},

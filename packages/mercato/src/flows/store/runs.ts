@@ -153,7 +153,13 @@ function filterWhere(t: Tenant, f: RunFilter): SQL {
     const term = f.search.toLowerCase();
     const alternatives = [sql`flow_name ilike ${pattern}`];
     const statuses = RUN_STATUSES.filter((s) => s.includes(term));
-    if (statuses.length > 0) alternatives.push(sql`status in (${sql.join(statuses.map((s) => sql`${s}`), sql`, `)})`);
+    if (statuses.length > 0)
+      alternatives.push(
+        sql`status in (${sql.join(
+          statuses.map((s) => sql`${s}`),
+          sql`, `,
+        )})`,
+      );
     if (/^[0-9a-f-]+$/.test(term)) alternatives.push(sql`id::text like ${`%${term}%`}`);
     where.push(sql`(${sql.join(alternatives, sql` or `)})`);
   }
@@ -161,12 +167,19 @@ function filterWhere(t: Tenant, f: RunFilter): SQL {
 }
 
 /** A page of the tenant's runs, newest first, and the count of every match. */
-export async function listRunRows(exec: Exec, t: Tenant, f: RunFilter, page: { limit: number; offset: number }): Promise<{ rows: RunListRow[]; total: number }> {
+export async function listRunRows(
+  exec: Exec,
+  t: Tenant,
+  f: RunFilter,
+  page: { limit: number; offset: number },
+): Promise<{ rows: RunListRow[]; total: number }> {
   const cond = filterWhere(t, f);
   // `desc nulls last` is the order of the (app_handle, shop, …, created_at DESC NULLS LAST, id DESC NULLS LAST) indexes;
   // a plain `desc` (nulls first) would make PostgreSQL read every matching run and sort them.
   const [rows, [{ total }]] = await Promise.all([
-    exec<RunListRow>(sql`select ${runColumns({ summary: true })} from runs where ${cond} order by created_at desc nulls last, id desc nulls last limit ${page.limit} offset ${page.offset}`),
+    exec<RunListRow>(
+      sql`select ${runColumns({ summary: true })} from runs where ${cond} order by created_at desc nulls last, id desc nulls last limit ${page.limit} offset ${page.offset}`,
+    ),
     exec<{ total: number }>(sql`select count(*)::int as total from runs where ${cond}`),
   ]);
   return { rows, total: Number(total) };
@@ -232,7 +245,9 @@ export async function cancelActiveRun(exec: Exec, t: Tenant, id: string): Promis
 }
 
 export async function runStatusAndFlow(exec: Exec, t: Tenant, id: string): Promise<{ status: RunStatus; flowName: string } | undefined> {
-  const [row] = await exec<{ status: RunStatus; flowName: string }>(sql`select status, flow_name as "flowName" from runs where id = ${id}::uuid and ${tenantWhere(t)}`);
+  const [row] = await exec<{ status: RunStatus; flowName: string }>(
+    sql`select status, flow_name as "flowName" from runs where id = ${id}::uuid and ${tenantWhere(t)}`,
+  );
   return row;
 }
 
@@ -270,6 +285,8 @@ export async function deleteInactiveRun(exec: Exec, t: Tenant, id: string): Prom
 
 /** Deletes the tenant's inactive runs among `ids` (UUIDs); returns how many were deleted. */
 export async function deleteInactiveRuns(exec: Exec, t: Tenant, ids: readonly string[]): Promise<number> {
-  const rows = await exec(sql`delete from runs where id in (${uuidList(ids)}) and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`);
+  const rows = await exec(
+    sql`delete from runs where id in (${uuidList(ids)}) and ${tenantWhere(t)} and status not in ${ACTIVE} returning id`,
+  );
   return rows.length;
 }

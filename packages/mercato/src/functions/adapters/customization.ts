@@ -6,7 +6,17 @@
 import type { FunctionType } from '../../app/types.ts';
 import type { OwnerValues } from '../input.ts';
 import { CONFIG_SELECTION, type FunctionInstance, configMetafields, readConfig } from '../instance.ts';
-import { type Adapter, type AdapterContext, type MutationOutcome, PAGE_INFO, USER_ERRORS, collectPages, functionArg, mutate, runsFunction } from './types.ts';
+import {
+  type Adapter,
+  type AdapterContext,
+  type MutationOutcome,
+  PAGE_INFO,
+  USER_ERRORS,
+  collectPages,
+  functionArg,
+  mutate,
+  runsFunction,
+} from './types.ts';
 
 interface Spec {
   type: FunctionType;
@@ -26,7 +36,11 @@ interface Spec {
   input(owner: OwnerValues): Record<string, unknown>;
 }
 
-function pick(owner: OwnerValues, keys: Array<keyof OwnerValues>, rename: Partial<Record<keyof OwnerValues, string>> = {}): Record<string, unknown> {
+function pick(
+  owner: OwnerValues,
+  keys: Array<keyof OwnerValues>,
+  rename: Partial<Record<keyof OwnerValues, string>> = {},
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of keys) if (owner[key] !== undefined) out[rename[key] ?? key] = owner[key];
   return out;

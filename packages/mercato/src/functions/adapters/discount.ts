@@ -6,7 +6,17 @@
 import type { DiscountMode } from '../../app/types.ts';
 import type { CombinesWith, OwnerValues } from '../input.ts';
 import { CONFIG_SELECTION, type FunctionInstance, configMetafields, readConfig } from '../instance.ts';
-import { type Adapter, type AdapterContext, type MutationOutcome, PAGE_INFO, USER_ERRORS, collectPages, functionArg, mutate, runsFunction } from './types.ts';
+import {
+  type Adapter,
+  type AdapterContext,
+  type MutationOutcome,
+  PAGE_INFO,
+  USER_ERRORS,
+  collectPages,
+  functionArg,
+  mutate,
+  runsFunction,
+} from './types.ts';
 
 const COMBINES = 'combinesWith { orderDiscounts productDiscounts shippingDiscounts }';
 const AUTOMATIC_FIELDS = `discountId title status startsAt endsAt ${COMBINES} appDiscountType { functionId }`;
@@ -62,7 +72,12 @@ interface RawDiscount {
   codes?: { nodes: Array<{ code: string }> };
 }
 
-function toInstance(ctx: AdapterContext, raw: RawDiscount, mode: DiscountMode, mf: { id?: string; value?: string } | null | undefined): FunctionInstance {
+function toInstance(
+  ctx: AdapterContext,
+  raw: RawDiscount,
+  mode: DiscountMode,
+  mf: { id?: string; value?: string } | null | undefined,
+): FunctionInstance {
   const owner: OwnerValues = {
     mode,
     title: raw.title,
@@ -75,21 +90,44 @@ function toInstance(ctx: AdapterContext, raw: RawDiscount, mode: DiscountMode, m
     owner.usageLimit = raw.usageLimit ?? null;
     owner.appliesOncePerCustomer = raw.appliesOncePerCustomer === true;
   }
-  return { id: raw.discountId, handle: ctx.def.handle, type: 'discount', functionId: raw.appDiscountType?.functionId ?? null, owner, status: raw.status ?? null, ...readConfig(mf) };
+  return {
+    id: raw.discountId,
+    handle: ctx.def.handle,
+    type: 'discount',
+    functionId: raw.appDiscountType?.functionId ?? null,
+    owner,
+    status: raw.status ?? null,
+    ...readConfig(mf),
+  };
 }
 
-const modeOfTypename = (t: string | undefined): DiscountMode | null => (t === 'DiscountAutomaticApp' || t === 'DiscountAutomaticNode' ? 'automatic' : t === 'DiscountCodeApp' || t === 'DiscountCodeNode' ? 'code' : null);
+const modeOfTypename = (t: string | undefined): DiscountMode | null =>
+  t === 'DiscountAutomaticApp' || t === 'DiscountAutomaticNode'
+    ? 'automatic'
+    : t === 'DiscountCodeApp' || t === 'DiscountCodeNode'
+      ? 'code'
+      : null;
 
 /** The mode a discount GID names. */
 export function modeOfId(id: string): DiscountMode | null {
-  return id.startsWith('gid://shopify/DiscountAutomaticNode/') ? 'automatic' : id.startsWith('gid://shopify/DiscountCodeNode/') ? 'code' : null;
+  return id.startsWith('gid://shopify/DiscountAutomaticNode/')
+    ? 'automatic'
+    : id.startsWith('gid://shopify/DiscountCodeNode/')
+      ? 'code'
+      : null;
 }
 
 /** The platform input of a create (complete owner values) or an update (only the changes). */
-function discountInput(mode: DiscountMode, owner: OwnerValues, config: Record<string, unknown> | undefined, fnArg?: Record<string, string>): Record<string, unknown> {
+function discountInput(
+  mode: DiscountMode,
+  owner: OwnerValues,
+  config: Record<string, unknown> | undefined,
+  fnArg?: Record<string, string>,
+): Record<string, unknown> {
   const input: Record<string, unknown> = { ...fnArg };
   for (const key of ['title', 'startsAt', 'endsAt', 'combinesWith'] as const) if (owner[key] !== undefined) input[key] = owner[key];
-  if (mode === 'code') for (const key of ['code', 'usageLimit', 'appliesOncePerCustomer'] as const) if (owner[key] !== undefined) input[key] = owner[key];
+  if (mode === 'code')
+    for (const key of ['code', 'usageLimit', 'appliesOncePerCustomer'] as const) if (owner[key] !== undefined) input[key] = owner[key];
   if (config !== undefined) input.metafields = configMetafields(config);
   return input;
 }
@@ -125,7 +163,10 @@ export const discountAdapter: Adapter = {
     const { payload, userErrors } = await mutate(ctx, m.create, document, { input: discountInput(mode, owner, config, functionArg(ctx)) });
     const raw = payload[m.arg] as RawDiscount | null;
     // the discount object has no metafields (its node has): read the node for the complete instance
-    const instance = raw && userErrors.length === 0 ? ((await discountAdapter.read(ctx, raw.discountId)) ?? toInstance(ctx, raw, mode, { value: JSON.stringify(config) })) : null;
+    const instance =
+      raw && userErrors.length === 0
+        ? ((await discountAdapter.read(ctx, raw.discountId)) ?? toInstance(ctx, raw, mode, { value: JSON.stringify(config) }))
+        : null;
     return { mutation: m.create, payload, instance, userErrors };
   },
 
@@ -134,10 +175,13 @@ export const discountAdapter: Adapter = {
     const m = MUTATIONS[mode];
     const document = `mutation MercatoDiscountUpdate($id: ID!, $input: ${m.input}!) { ${m.update}(id: $id, ${m.arg}: $input) { ${m.arg} { ${m.fields} } ${USER_ERRORS} } }`;
     // the platform's combinesWith input defaults omitted flags to false: send the current ones with the changes
-    const merged: OwnerValues = changes.combinesWith ? { ...changes, combinesWith: { ...current.owner.combinesWith, ...changes.combinesWith } } : changes;
+    const merged: OwnerValues = changes.combinesWith
+      ? { ...changes, combinesWith: { ...current.owner.combinesWith, ...changes.combinesWith } }
+      : changes;
     const { payload, userErrors } = await mutate(ctx, m.update, document, { id: current.id, input: discountInput(mode, merged, config) });
     const raw = payload[m.arg] as RawDiscount | null;
-    const stored = config !== undefined ? { value: JSON.stringify(config) } : current.config ? { value: JSON.stringify(current.config) } : null;
+    const stored =
+      config !== undefined ? { value: JSON.stringify(config) } : current.config ? { value: JSON.stringify(current.config) } : null;
     const instance = raw && userErrors.length === 0 ? toInstance(ctx, raw, mode, stored) : null;
     return { mutation: m.update, payload, instance, userErrors };
   },

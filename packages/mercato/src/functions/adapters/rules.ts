@@ -6,7 +6,17 @@
  */
 import type { OwnerValues } from '../input.ts';
 import { CONFIG_SELECTION, type FunctionInstance, MAX_INSTANCES, configMetafields, readConfig } from '../instance.ts';
-import { type Adapter, type AdapterContext, type MutationOutcome, PAGE_INFO, USER_ERRORS, collectPages, functionArg, mutate, runsFunction } from './types.ts';
+import {
+  type Adapter,
+  type AdapterContext,
+  type MutationOutcome,
+  PAGE_INFO,
+  USER_ERRORS,
+  collectPages,
+  functionArg,
+  mutate,
+  runsFunction,
+} from './types.ts';
 
 /** `$functionId: String` or `$functionHandle: String` and its argument, whichever the context sends. */
 function functionVariable(ctx: AdapterContext) {
@@ -20,7 +30,15 @@ const CART_LIST = `query MercatoCartTransforms($after: String) { cartTransforms(
 const CART_READ = `query MercatoCartTransform($id: ID!) { node(id: $id) { __typename ... on CartTransform { ${CART_SELECTION} } } }`;
 
 function cartInstance(ctx: AdapterContext, raw: Record<string, any>): FunctionInstance {
-  return { id: raw.id, handle: ctx.def.handle, type: 'cart_transform', functionId: raw.functionId ?? null, owner: { blockOnFailure: raw.blockOnFailure === true }, status: null, ...readConfig(raw.config) };
+  return {
+    id: raw.id,
+    handle: ctx.def.handle,
+    type: 'cart_transform',
+    functionId: raw.functionId ?? null,
+    owner: { blockOnFailure: raw.blockOnFailure === true },
+    status: null,
+    ...readConfig(raw.config),
+  };
 }
 
 export const cartTransformAdapter: Adapter = {
@@ -43,9 +61,18 @@ export const cartTransformAdapter: Adapter = {
     const fn = functionVariable(ctx);
     const document = `mutation MercatoCartTransformCreate(${fn.declaration}, $blockOnFailure: Boolean, $metafields: [MetafieldInput!]) {
       cartTransformCreate(${fn.argument}, blockOnFailure: $blockOnFailure, metafields: $metafields) { cartTransform { ${CART_SELECTION} } ${USER_ERRORS} } }`;
-    const { payload, userErrors } = await mutate(ctx, 'cartTransformCreate', document, { ...fn.variables, blockOnFailure: owner.blockOnFailure === true, metafields: configMetafields(config) });
+    const { payload, userErrors } = await mutate(ctx, 'cartTransformCreate', document, {
+      ...fn.variables,
+      blockOnFailure: owner.blockOnFailure === true,
+      metafields: configMetafields(config),
+    });
     const raw = payload.cartTransform;
-    return { mutation: 'cartTransformCreate', payload, instance: raw && userErrors.length === 0 ? cartInstance(ctx, raw) : null, userErrors };
+    return {
+      mutation: 'cartTransformCreate',
+      payload,
+      instance: raw && userErrors.length === 0 ? cartInstance(ctx, raw) : null,
+      userErrors,
+    };
   },
 
   async remove(ctx, current): Promise<MutationOutcome> {
@@ -84,17 +111,28 @@ export const fulfillmentConstraintAdapter: Adapter = {
 
   async read(ctx, id) {
     const { node } = await ctx.client.request(RULE_READ, { variables: { id }, signal: ctx.signal });
-    return node?.__typename === 'FulfillmentConstraintRule' && runsFunction(ctx, node.function?.id, node.function?.handle) ? ruleInstance(ctx, node) : null;
+    return node?.__typename === 'FulfillmentConstraintRule' && runsFunction(ctx, node.function?.id, node.function?.handle)
+      ? ruleInstance(ctx, node)
+      : null;
   },
 
   async create(ctx, owner: OwnerValues, config): Promise<MutationOutcome> {
     const fn = functionVariable(ctx);
     const document = `mutation MercatoFulfillmentConstraintRuleCreate(${fn.declaration}, $deliveryMethodTypes: [DeliveryMethodType!]!, $metafields: [MetafieldInput!]) {
       fulfillmentConstraintRuleCreate(${fn.argument}, deliveryMethodTypes: $deliveryMethodTypes, metafields: $metafields) { fulfillmentConstraintRule { ${RULE_SELECTION} } ${USER_ERRORS} } }`;
-    const variables = { ...fn.variables, deliveryMethodTypes: owner.deliveryMethodTypes ?? ['SHIPPING'], metafields: configMetafields(config) };
+    const variables = {
+      ...fn.variables,
+      deliveryMethodTypes: owner.deliveryMethodTypes ?? ['SHIPPING'],
+      metafields: configMetafields(config),
+    };
     const { payload, userErrors } = await mutate(ctx, 'fulfillmentConstraintRuleCreate', document, variables);
     const raw = payload.fulfillmentConstraintRule;
-    return { mutation: 'fulfillmentConstraintRuleCreate', payload, instance: raw && userErrors.length === 0 ? ruleInstance(ctx, raw) : null, userErrors };
+    return {
+      mutation: 'fulfillmentConstraintRuleCreate',
+      payload,
+      instance: raw && userErrors.length === 0 ? ruleInstance(ctx, raw) : null,
+      userErrors,
+    };
   },
 
   async remove(ctx, current): Promise<MutationOutcome> {

@@ -39,7 +39,12 @@ export interface Adapter {
   read(ctx: AdapterContext, id: string): Promise<FunctionInstance | null>;
   create(ctx: AdapterContext, owner: OwnerValues, config: Record<string, unknown>): Promise<MutationOutcome>;
   /** Absent for types the platform cannot update (the service deletes and creates them again). */
-  update?(ctx: AdapterContext, current: FunctionInstance, changes: OwnerValues, config: Record<string, unknown> | undefined): Promise<MutationOutcome>;
+  update?(
+    ctx: AdapterContext,
+    current: FunctionInstance,
+    changes: OwnerValues,
+    config: Record<string, unknown> | undefined,
+  ): Promise<MutationOutcome>;
   remove(ctx: AdapterContext, current: FunctionInstance): Promise<MutationOutcome>;
 }
 
@@ -79,7 +84,12 @@ export async function collectPages<N>(
 }
 
 /** Runs a mutation and splits its payload: `root` is the mutation field, `objectKey` the payload's object field. */
-export async function mutate(ctx: AdapterContext, root: string, document: string, variables: Record<string, unknown>): Promise<{ payload: Record<string, any>; userErrors: PlatformUserError[] }> {
+export async function mutate(
+  ctx: AdapterContext,
+  root: string,
+  document: string,
+  variables: Record<string, unknown>,
+): Promise<{ payload: Record<string, any>; userErrors: PlatformUserError[] }> {
   const data = await ctx.client.request<Record<string, any>>(document, { variables, signal: ctx.signal });
   const payload = (data?.[root] ?? {}) as Record<string, any>;
   return { payload, userErrors: Array.isArray(payload.userErrors) ? payload.userErrors : [] };

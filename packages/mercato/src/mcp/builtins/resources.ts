@@ -36,8 +36,17 @@ export function builtInResources(deps: McpDeps, catalog: () => McpCatalog): Reso
           token: { id: ctx.tokenId, appHandle: ctx.appHandle, shop: ctx.shop },
           granted: [...ctx.permissions],
           permissions: [...c.permissions.values()].map((p) => ({ ...p, granted: granted.has(p.key) })),
-          tools: [...c.tools.values()].map((t) => ({ name: t.name, requiredPermissions: t.requiredPermissions, riskLevel: t.riskLevel, available: covers(granted, t.requiredPermissions) })),
-          resources: [...c.resources.values()].map((r) => ({ uri: r.uri, requiredPermissions: r.requiredPermissions, available: covers(granted, r.requiredPermissions) })),
+          tools: [...c.tools.values()].map((t) => ({
+            name: t.name,
+            requiredPermissions: t.requiredPermissions,
+            riskLevel: t.riskLevel,
+            available: covers(granted, t.requiredPermissions),
+          })),
+          resources: [...c.resources.values()].map((r) => ({
+            uri: r.uri,
+            requiredPermissions: r.requiredPermissions,
+            available: covers(granted, r.requiredPermissions),
+          })),
         });
       },
     },
@@ -70,7 +79,11 @@ export function builtInResources(deps: McpDeps, catalog: () => McpCatalog): Reso
       requiredPermissions: ['read_flows'],
       builtIn: true,
       async read(ctx) {
-        const { runs, total } = await listRuns(deps.db, { appHandle: ctx.appHandle, shop: ctx.shop }, { limit: RECENT_RUNS_LIMIT, offset: 0 });
+        const { runs, total } = await listRuns(
+          deps.db,
+          { appHandle: ctx.appHandle, shop: ctx.shop },
+          { limit: RECENT_RUNS_LIMIT, offset: 0 },
+        );
         return json({ shop: ctx.shop, total, runs });
       },
     },

@@ -31,14 +31,22 @@ export const LOG_SEARCH_SCHEMA = {
   type: 'object',
   properties: {
     runId: { type: 'string', description: 'The run whose logs to search (a run of this shop).' },
-    query: { type: 'string', description: 'A query in the log query language (see the resource service://docs/log-search). Empty: every line.' },
+    query: {
+      type: 'string',
+      description: 'A query in the log query language (see the resource service://docs/log-search). Empty: every line.',
+    },
     levels: {
       type: ['array', 'string'],
       items: { type: 'string', enum: ['info', 'warn', 'error'] },
       description: 'Levels to include, as an array or a comma-separated string. Default info,warn,error.',
     },
     context: { type: 'boolean', description: 'Include the lines around each match, marked as context. Default true.' },
-    limit: { type: 'integer', minimum: 1, maximum: LOG_SEARCH_MAX_LIMIT, description: `Most lines returned, newest first. Default ${LOG_SEARCH_DEFAULT_LIMIT}.` },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: LOG_SEARCH_MAX_LIMIT,
+      description: `Most lines returned, newest first. Default ${LOG_SEARCH_DEFAULT_LIMIT}.`,
+    },
   },
   required: ['runId'],
   additionalProperties: false,
@@ -46,7 +54,13 @@ export const LOG_SEARCH_SCHEMA = {
 
 function parseLevels(raw: unknown): LogLevelName[] {
   if (raw === undefined) return [...LEVELS];
-  const list = typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : (raw as string[]);
+  const list =
+    typeof raw === 'string'
+      ? raw
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : (raw as string[]);
   const unknown = list.filter((l) => !LEVELS.includes(l as LogLevelName));
   if (unknown.length > 0) throw invalid(`levels: unknown level ${JSON.stringify(unknown[0])} (use info, warn, error)`);
   if (list.length === 0) throw invalid('levels: name at least one of info, warn, error');
@@ -85,7 +99,10 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
           shop: { type: 'string', description: 'Shop domain, e.g. example.myshopify.com.' },
           query: { type: 'string', description: 'The GraphQL document.' },
           variables: { type: 'object', description: 'GraphQL variables. Default {}.' },
-          apiVersion: { type: 'string', description: `Admin API version (YYYY-MM or "unstable"). Default: the latest stable, ${LATEST_STABLE_API_VERSION}.` },
+          apiVersion: {
+            type: 'string',
+            description: `Admin API version (YYYY-MM or "unstable"). Default: the latest stable, ${LATEST_STABLE_API_VERSION}.`,
+          },
         },
         required: ['shop', 'query'],
         additionalProperties: false,
@@ -106,7 +123,14 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
           throw new RpcError(RPC.PERMISSION_DENIED, `shop ${shop} has no active installation of this app`);
         }
         const variables = (input.variables as Record<string, unknown> | undefined) ?? {};
-        const { status, body } = await deps.platformApi.adminGraphql({ appHandle: ctx.appHandle, shop, query: input.query as string, variables, apiVersion, signal: ctx.signal });
+        const { status, body } = await deps.platformApi.adminGraphql({
+          appHandle: ctx.appHandle,
+          shop,
+          query: input.query as string,
+          variables,
+          apiVersion,
+          signal: ctx.signal,
+        });
         return { shop, apiVersion, status, body };
       },
     },
@@ -165,14 +189,21 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       builtIn: true,
       async run(ctx, input) {
-        const result = await deps.dispatch({ appHandle: ctx.appHandle, shop: ctx.shop, flowName: input.flow as string, input: input.input ?? {}, trigger: 'mcp' });
+        const result = await deps.dispatch({
+          appHandle: ctx.appHandle,
+          shop: ctx.shop,
+          flowName: input.flow as string,
+          input: input.input ?? {},
+          trigger: 'mcp',
+        });
         return { ...result, flow: input.flow, shop: ctx.shop };
       },
     },
     {
       name: 'service.crons.list',
       title: 'List crons',
-      description: "Lists the configured crons with their schedules and whether each is enabled for the token's shop (including its override state).",
+      description:
+        "Lists the configured crons with their schedules and whether each is enabled for the token's shop (including its override state).",
       requiredPermissions: ['read_crons'],
       riskLevel: 'low',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
@@ -200,7 +231,9 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       async run(ctx, input) {
         if (!deps.crons) throw unavailable('Crons');
         const result = await deps.crons.setCronEnabled(ctx.appHandle, ctx.shop, input.key as string, input.enabled as boolean);
-        return typeof result === 'object' && result !== null && !Array.isArray(result) ? (result as Record<string, unknown>) : { ok: true, key: input.key, enabled: input.enabled };
+        return typeof result === 'object' && result !== null && !Array.isArray(result)
+          ? (result as Record<string, unknown>)
+          : { ok: true, key: input.key, enabled: input.enabled };
       },
     },
   ];
