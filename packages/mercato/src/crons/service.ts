@@ -2,14 +2,15 @@
  * What other capabilities call (the admin API, and MCP's service.crons.list / service.crons.set_enabled through mcp/wiring.ts):
  * listing the configured crons with a tenant's enabled state, and storing a tenant's override.
  */
-import type { CronEntry, CronShops } from '../app/types.ts';
+import type { Cron } from '../api/types.ts';
+import type { CronEntry } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Tenant } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { describeSchedule } from './describe.ts';
 import { cronSpec, scheduleOf, targetsShop } from './schedule.ts';
-import { type TickStatus, latestTicks, overridesOf, upsertOverride } from './store.ts';
+import { latestTicks, overridesOf, upsertOverride } from './store.ts';
 
 export interface CronsDeps {
   db: Database;
@@ -18,25 +19,8 @@ export interface CronsDeps {
   clock?: Clock;
 }
 
-export interface CronListing {
-  key: string;
-  name: string;
-  flow: string;
-  schedule: string;
-  /** The schedule in words (English), or null for expressions the formatter does not cover. */
-  description: string | null;
-  timezone: string;
-  /** Next fire time (ISO 8601, UTC), or null when the schedule never fires again. */
-  nextRunAt: string | null;
-  shops: CronShops;
-  input: unknown;
-  /** The tenant's override, else true. */
-  enabled: boolean;
-  /** Whether this cron fires for the tenant at all (a global cron fires without a shop: false for every shop). */
-  targeted: boolean;
-  /** The tenant's most recent tick (fire time, outcome, run), if any is still kept. */
-  lastTick: { fireAt: string; status: TickStatus; runId: string | null; reason: string | null } | null;
-}
+/** A configured cron with the tenant's state (the admin API contract, src/api/types.ts). */
+export type CronListing = Cron;
 
 /** The crons with the tenant's state: a shop of an app, or `shop: null` for the app-level state that governs global crons. */
 export async function listCrons(deps: CronsDeps, tenant: Tenant): Promise<CronListing[]> {

@@ -3,6 +3,7 @@
  * never cached; a throw or a time-out counts as "not authorized" and is logged), the listing, and one loader or
  * action call with input validation, a time limit and a JSON-serialisable result.
  */
+import type { CustomPageEntry, CustomPagesResponse } from '../api/types.ts';
 import type { CustomPageContext, CustomPageDefinition, CustomPageOperation, ResolvedConfig } from '../app/types.ts';
 import { customPagePath, MAX_OPERATION_TIMEOUT_MS } from '../app/validate/custom-pages.ts';
 import type { Database } from '../db/engine.ts';
@@ -35,18 +36,10 @@ export interface PageRequest {
 export const OPERATION_KINDS = { loader: 'loaders', action: 'actions' } as const;
 export type OperationKind = keyof typeof OPERATION_KINDS;
 
-export interface CustomPageEntry {
-  key: string;
-  title: string;
-  path: string;
-  loaders: string[];
-  actions: string[];
-}
+export type { CustomPageEntry } from '../api/types.ts';
 
-export interface CustomPagesList {
-  pages: CustomPageEntry[];
-  navigation: Array<{ label: string; path: string }>;
-}
+/** GET /api/pages/custom (the admin API contract, src/api/types.ts). */
+export type CustomPagesList = CustomPagesResponse;
 
 class TimeLimitError extends Error {
   constructor(readonly ms: number) {

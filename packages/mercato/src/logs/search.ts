@@ -3,6 +3,7 @@
  * context lines around the page's matches. Every statement runs in a short transaction with a statement timeout; the
  * regular expressions of the query are compiled by the database first, so an invalid one is a 400 with its position.
  */
+import type { LogRow } from '../api/types.ts';
 import { type Database, dbErrorCode, unwrapDbError } from '../db/engine.ts';
 import { type Exec, type Tenant, isUuid } from '../db/sql.ts';
 import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
@@ -27,19 +28,8 @@ export const LOG_COUNT_CAP = 10_000;
 /** PostgreSQL's statement_timeout for every log query (PGlite cannot interrupt a statement: there it has no effect). */
 export const LOG_QUERY_TIMEOUT_MS = 5_000;
 
-export interface LogRow {
-  id: number;
-  level: LogLevel;
-  message: string;
-  data: unknown;
-  step: string | null;
-  attempt: number;
-  createdAt: string;
-  /** true: the line is shown only as context of a match; false: the line matches the query. */
-  context: boolean;
-  /** On context lines: the ids of the page's matches it surrounds (newest first). */
-  contextOf?: number[];
-}
+/** A log line as the API shows it (the admin API contract, src/api/types.ts). */
+export type { LogRow } from '../api/types.ts';
 
 export interface LogSearchParams {
   query: ParsedQuery;

@@ -5,18 +5,11 @@
  */
 import { type SQL, sql } from 'drizzle-orm';
 import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
+import type { LogRow } from '../api/types.ts';
 import type { LogLevel } from './writer.ts';
 
-/** A log line as the API shows it (ids and attempts may come back from the driver as strings: callers convert). */
-export interface StoredLine {
-  id: number;
-  level: LogLevel;
-  message: string;
-  data: unknown;
-  step: string | null;
-  attempt: number;
-  createdAt: string;
-}
+/** A log line as the API shows it, without the search's context marks (ids and attempts may come back from the driver as strings: callers convert). */
+export type StoredLine = Omit<LogRow, 'context' | 'contextOf'>;
 
 /** A line to insert: message and data already cut and cleaned by the writer (`data` is JSON text or null). */
 export interface NewLine {

@@ -1,18 +1,10 @@
 /** The permission catalog: the core permissions with their labels and risks, plus the app's custom ones. */
 import { RISK_LEVELS, type McpPermissionDefinition, type RiskLevel } from '../app/types.ts';
 import { CORE_PERMISSIONS } from '../app/validate/mcp.ts';
+import type { McpPermission } from '../api/types.ts';
 
-export interface PermissionInfo {
-  key: string;
-  label: string;
-  group: string;
-  riskLevel: RiskLevel;
-  description: string | null;
-  /** A core permission of the service (not declared by the app). */
-  core: boolean;
-  /** Known and grantable, but no capability uses it yet. */
-  reserved: boolean;
-}
+/** A permission as the admin API lists it (the admin API contract, src/api/types.ts). */
+export type PermissionInfo = McpPermission;
 
 type CoreInfo = Omit<PermissionInfo, 'key' | 'core' | 'reserved'>;
 
