@@ -27,6 +27,7 @@ import { cronsApi } from './crons/router.ts';
 import { functionsApi } from './functions/router.ts';
 import { customPagesApi } from './custom-pages/router.ts';
 import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
+import { webhookDeliveries } from './platform/store.ts';
 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
@@ -80,7 +81,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
       app.route(
         WEBHOOK_PATH,
         webhookRouter({
-          db: runtime.db,
+          deliveries: webhookDeliveries(runtime.db),
           platform: runtime.platform,
           registry: runtime.registry,
           dispatch: runtime.dispatch,

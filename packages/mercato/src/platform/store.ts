@@ -109,6 +109,11 @@ export interface WebhookDeliveryRecord {
   runId: string | null;
 }
 
+/** The delivery log of the webhook router: records a delivery on its own (one that has no handler). */
+export function webhookDeliveries(db: Pick<Database, 'query'>): { record(delivery: WebhookDeliveryRecord): Promise<boolean> } {
+  return { record: (delivery) => recordDelivery(db.query, delivery) };
+}
+
 /** Records an accepted delivery; false when its webhook id (or event id for the topic) was already accepted. */
 export async function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
   const rows = await exec(sql`

@@ -14,7 +14,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
-import type { Database } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
@@ -49,7 +48,8 @@ export function verifyWebhookHmac(apps: readonly ResolvedApp[], body: Uint8Array
 class DuplicateDelivery extends Error {}
 
 export interface WebhookRouterDeps {
-  db: Database;
+  /** The delivery log (platform/store.ts webhookDeliveries): records a delivery that has no handler. */
+  deliveries: { record(delivery: WebhookDeliveryRecord): Promise<boolean> };
   platform: Pick<ResolvedPlatform, 'apps'>;
   registry: Pick<FlowRegistry, 'get'>;
   dispatch: DispatchFn;
@@ -97,7 +97,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
         deps.events?.emit('webhook.received', { topic, shop, app: signer.handle, webhookId, duplicate, handled, runId });
       if (!deps.registry.get(flowName)) {
-        const fresh = await recordDelivery(deps.db.query, delivery);
+        const fresh = await deps.deliveries.record(delivery);
         deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
         received(false, !fresh, null);
         return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
