@@ -2,21 +2,13 @@
  * The capability registry: built-in and custom tools and resources with their required permissions, and the permission
  * catalog. Built once per process; tools/list and resources/list filter it by a token's grants.
  */
-import type { McpConfig, McpResourceDefinition, McpToolDefinition, RiskLevel } from '../app/types.ts';
-import type { Database } from '../db/engine.ts';
+import type { McpConfig, McpResourceDefinition, McpToolContext, McpToolDefinition, RiskLevel } from '../app/types.ts';
 import { type PermissionInfo, buildPermissions, covers, highestRisk } from './permissions.ts';
 import type { JsonSchema } from '../app/json-schema.ts';
 
 /** What a tool or resource runs with. The token scope (appHandle, shop, tokenId) is immutable. */
-export interface CallContext {
-  appHandle: string;
-  shop: string;
-  tokenId: string;
-  /** The token's current grants. */
-  permissions: readonly string[];
-  /** Aborts on client disconnect or after the time-out. */
-  signal: AbortSignal;
-  db: Database;
+/** What a tool or resource handler gets: the public McpToolContext (app/types.ts) plus the request id. */
+export interface CallContext extends McpToolContext {
   requestId: string;
 }
 
