@@ -1,6 +1,6 @@
 /**
  * The admin preview of `mercato dev`: a development-only way to mint session tokens for a chosen shop, so the
- * admin API (and later the admin UI) can be used in a plain browser. Never mounted outside `mercato dev`, and
+ * admin API and the admin UI can be used in a plain browser. Never mounted outside `mercato dev`, and
  * every request is refused when NODE_ENV=production.
  */
 import { Hono } from 'hono';
