@@ -7,10 +7,7 @@ import { z } from 'zod';
 
 export const syncOrdersInput = z.object({
   /** How far back to look: `30m`, `12h`, `1d`, … */
-  since: z
-    .string()
-    .regex(/^\d+[mhd]$/, 'a duration such as 30m, 12h or 1d')
-    .default('1d'),
+  since: z.string().regex(/^\d+[mhd]$/, 'a duration such as 30m, 12h or 1d').default('1d'),
   /** Orders at or above this total are flagged as large. */
   largeOrderTotal: z.number().nonnegative().default(100),
 });

@@ -40,7 +40,7 @@ export default service.defineRoute<{ shop: string; since?: string }>({
       return { shop: tenant.shop, since: body.since };
     } catch (error) {
       if (error instanceof ShopNotInstalledError || error instanceof InvalidShopError) {
-        return Response.json({ error: error.message }, { status: error.status });
+        return Response.json({ error: error.message }, { status: error instanceof ShopNotInstalledError ? 404 : 400 });
       }
       throw error; // anything else: logged, generic 500
     }

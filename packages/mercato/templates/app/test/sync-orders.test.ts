@@ -32,9 +32,6 @@ test('the flow runs its two steps and returns the summary', async () => {
 
 test('service.config.ts registers the flow, its cron and the webhook', () => {
   assert.deepEqual(Object.keys(service.config.flows), ['syncOrders']);
-  assert.deepEqual(
-    service.config.crons.map((c) => c.flow),
-    ['syncOrders'],
-  );
+  assert.deepEqual(service.config.crons.map((c) => c.flow), ['syncOrders']);
   assert.deepEqual(Object.keys(service.config.webhooks), ['orders/create']);
 });

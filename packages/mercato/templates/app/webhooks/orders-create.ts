@@ -9,9 +9,7 @@ export const ordersCreate = defineWebhook<{ id: number; total_price?: string }>(
   description: 'Log each new order with the name of its shop',
   async handler(ctx, payload) {
     // ctx.admin: the Admin GraphQL client of the shop, with its offline token
-    const { shop } = await ctx.step('shop', () =>
-      ctx.admin.request<{ shop: { name: string } }>('{ shop { name } }', { signal: ctx.signal }),
-    );
+    const { shop } = await ctx.step('shop', () => ctx.admin.request<{ shop: { name: string } }>('{ shop { name } }', { signal: ctx.signal }));
     await ctx.log.info('order created', { orderId: payload.id, total: payload.total_price, shop: shop.name });
   },
 });
