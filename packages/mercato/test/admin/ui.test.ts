@@ -226,7 +226,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
       .fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"},"delayMs":10000}');
     await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
-    await expect.poll(() => runStatus().getAttribute('data-status')).toBe('running');
+    await expect.poll(() => runStatus().getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
     // Live updates are long polls: while the run sleeps (10 s) nothing changes, so the server holds the watch request
     // open. Over 3 s at most two watch requests are in flight and one of them stays open more than 1.5 s — a fixed
     // poll (any interval) has every request answered at once.
@@ -242,7 +242,8 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     expect(watches.length).toBeLessThanOrEqual(2);
     expect(Math.max(...watches.map((r) => (r.end ?? now) - r.start))).toBeGreaterThan(1500);
     await pageAction(page, 'Cancel run');
-    await expect.poll(() => runStatus().getAttribute('data-status')).toBe('canceled');
+    // the page hears the cancel through its open long poll; 10 s leaves room for a loaded CI machine
+    await expect.poll(() => runStatus().getAttribute('data-status'), { timeout: 10_000 }).toBe('canceled');
     checkConsole();
   });
 
