@@ -2,6 +2,7 @@
  * The configuration contract: every type an app developer writes in `service.config.ts`.
  * Runtime behaviour lives in the capability folders; this file only describes shapes.
  */
+import type { FunctionType } from '../api/types.ts';
 import type { z } from 'zod';
 import type { Database } from '../db/engine.ts';
 
@@ -200,16 +201,7 @@ export type ProvidersMap = Record<string, ProviderDefinition<any, any>>;
  * The function types (docs/functions.md). The last three have no Admin API mutation on the platform (merchants
  * activate them in the platform's own settings): they can be defined and listed, and their instance endpoints answer 400.
  */
-export type FunctionType =
-  | 'discount'
-  | 'cart_transform'
-  | 'delivery_customization'
-  | 'payment_customization'
-  | 'checkout_validation'
-  | 'fulfillment_constraint'
-  | 'order_routing_location_rule'
-  | 'pickup_point_delivery_option_generator'
-  | 'local_pickup_delivery_option_generator';
+export type { FunctionType };
 export const FUNCTION_TYPES: readonly FunctionType[] = [
   'discount',
   'cart_transform',
