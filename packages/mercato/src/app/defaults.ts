@@ -5,7 +5,7 @@ export const DEFAULT_WORKER: Readonly<WorkerConfig> = Object.freeze({
   pollIntervalMs: 1000,
   pollMaxIntervalMs: 5000,
   pollBackoffCoefficient: 1.5,
-  leaseDurationMs: 30000,
+  leaseDurationMs: 10000,
 });
 
 /** Our design (the spec leaves it open); documented in docs/configuration.md. */
