@@ -24,7 +24,7 @@ describe('configuration defaults', () => {
       pollIntervalMs: 1000,
       pollMaxIntervalMs: 5000,
       pollBackoffCoefficient: 1.5,
-      leaseDurationMs: 30000,
+      leaseDurationMs: 10000,
     });
     expect(c.retryPolicy).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60000 });
     expect(c.onError).toBeUndefined();
@@ -32,7 +32,7 @@ describe('configuration defaults', () => {
 
   it('merges partial worker and retry settings field by field', () => {
     const c = defineApp().defineConfig({ flows: { noop }, worker: { concurrency: 2 }, retryPolicy: { maxAttempts: 7 } }).config;
-    expect(c.worker).toMatchObject({ concurrency: 2, pollIntervalMs: 1000, leaseDurationMs: 30000 });
+    expect(c.worker).toMatchObject({ concurrency: 2, pollIntervalMs: 1000, leaseDurationMs: 10000 });
     expect(c.retryPolicy).toMatchObject({ maxAttempts: 7, initialIntervalMs: 1000 });
   });
 
