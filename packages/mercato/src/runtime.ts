@@ -82,7 +82,9 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   const ownsDb = !options.db;
   const db =
     options.db ??
-    (await openDatabase(env.databaseUrl ? { url: env.databaseUrl, applicationName: `mercato-${options.mode}` } : { dataDir: env.dataDir }));
+    (await openDatabase(
+      env.databaseUrl ? { url: env.databaseUrl, applicationName: `mercato-${options.mode}`, log: logger } : { dataDir: env.dataDir },
+    ));
   const closers: Array<() => Promise<void> | void> = [];
   if (ownsDb) closers.push(() => db.close());
   try {

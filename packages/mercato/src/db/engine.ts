@@ -29,8 +29,13 @@ export interface Database {
   exec(sqlText: string): Promise<void>;
   /** Send a notification on a channel (in the current session; transactional NOTIFY is done in SQL). */
   notify(channel: string, payload?: string): Promise<void>;
-  /** Listen on a channel; resolves to a function that stops listening. */
-  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Listen on a channel; resolves to a function that stops listening. On PostgreSQL the LISTEN connection can drop
+   * (server restart, failover, network): the engine reconnects by itself with backoff and listens on every channel
+   * again. Notifications sent while it was away are lost, so `events.onLost` and `events.onRestored` let the listener
+   * distrust what it caches and catch up (poll once) when the connection is back.
+   */
+  listen(channel: string, onMessage: (payload: string) => void, events?: ListenEvents): Promise<() => Promise<void>>;
   /** True when the database answers `select 1`. */
   ping(): Promise<boolean>;
   /**
@@ -39,6 +44,19 @@ export interface Database {
    */
   readonly openSession?: (purpose: string, onLost?: () => void) => Promise<DedicatedSession>;
   close(): Promise<void>;
+}
+
+export interface ListenEvents {
+  /** The LISTEN connection dropped: notifications are not heard until `onRestored`. */
+  onLost?: () => void;
+  /** The LISTEN connection is back and listens on the channel again; notifications in between were lost. */
+  onRestored?: () => void;
+}
+
+/** What the engine says about its LISTEN connection (a logger's warn and info fit). */
+export interface EngineLog {
+  warn(fields: Record<string, unknown>, message: string): void;
+  info(fields: Record<string, unknown>, message: string): void;
 }
 
 export interface DedicatedSession {
@@ -55,6 +73,10 @@ export interface OpenOptions {
   poolSize?: number;
   /** Application name shown in pg_stat_activity. */
   applicationName?: string;
+  /** Where the loss and the return of the LISTEN connection are logged (PostgreSQL only). */
+  log?: EngineLog;
+  /** Backoff of LISTEN reconnects: first wait and cap in ms (default 100 and 5000, doubling with jitter). */
+  listenBackoffMs?: { initial: number; max: number };
 }
 
 export async function openDatabase(options: OpenOptions = {}): Promise<Database> {
@@ -157,24 +179,8 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     /* idle client errors (server restart): the pool replaces the client */
   });
   const orm = drizzle({ client: pool }) as unknown as Orm;
-  let listener: import('pg').Client | undefined;
-  const handlers = new Map<string, Set<(payload: string) => void>>();
   let closed = false;
-
-  async function getListener() {
-    if (listener) return listener;
-    const client = new pg.Client({ connectionString: url, application_name: `${options.applicationName ?? 'mercato'}-listen` });
-    await client.connect();
-    client.on('notification', (msg) => {
-      for (const fn of handlers.get(msg.channel) ?? []) fn(msg.payload ?? '');
-    });
-    client.on('error', () => {
-      /* connection lost: the poll backstop keeps workers going; a later listen() reconnects */
-      listener = undefined;
-    });
-    listener = client;
-    return client;
-  }
+  const listening = listenerOf(pg, url, options, () => closed);
 
   return {
     kind: 'postgres',
@@ -187,23 +193,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     async notify(channel, payload = '') {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
-    async listen(channel, onMessage) {
-      const client = await getListener();
-      let set = handlers.get(channel);
-      if (!set) {
-        set = new Set();
-        handlers.set(channel, set);
-        await client.query(`LISTEN ${quoteIdent(channel)}`);
-      }
-      set.add(onMessage);
-      return async () => {
-        set!.delete(onMessage);
-        if (set!.size === 0 && !closed && listener) {
-          handlers.delete(channel);
-          await listener.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
-        }
-      };
-    },
+    listen: listening.listen,
     ping: () => answers(() => pool.query('select 1')),
     async openSession(purpose, onLost) {
       const client = new pg.Client({ connectionString: url, application_name: `${options.applicationName ?? 'mercato'}-${purpose}` });
@@ -219,8 +209,128 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     async close() {
       if (closed) return;
       closed = true;
-      await listener?.end().catch(() => {});
+      await listening.close();
       await pool.end();
+    },
+  };
+}
+
+/**
+ * The one LISTEN connection of a PostgreSQL engine. It is opened on the first `listen()`; when it drops (server restart,
+ * failover, network) it is opened again with backoff (initial, doubling with jitter, capped), LISTEN is sent again for
+ * every channel with a handler, and each handler's `onRestored` runs so it can catch up. The loss and the return are
+ * logged once each.
+ */
+function listenerOf(pg: typeof import('pg').default, url: string, options: OpenOptions, isClosed: () => boolean) {
+  type Handler = { onMessage: (payload: string) => void; events?: ListenEvents };
+  const handlers = new Map<string, Set<Handler>>();
+  const backoff = options.listenBackoffMs ?? { initial: 100, max: 5000 };
+  let client: import('pg').Client | undefined;
+  let connecting: Promise<import('pg').Client> | undefined;
+  let lostAt: number | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  const each = (fn: (h: Handler) => void) => {
+    for (const set of handlers.values()) for (const h of set) fn(h);
+  };
+
+  async function connect(): Promise<import('pg').Client> {
+    const c = new pg.Client({ connectionString: url, application_name: `${options.applicationName ?? 'mercato'}-listen` });
+    c.on('error', () => lost(c));
+    c.on('end', () => lost(c));
+    await c.connect();
+    c.on('notification', (msg) => {
+      for (const h of handlers.get(msg.channel) ?? []) h.onMessage(msg.payload ?? '');
+    });
+    for (const channel of handlers.keys()) await c.query(`LISTEN ${quoteIdent(channel)}`);
+    return c;
+  }
+
+  function open(): Promise<import('pg').Client> {
+    if (client) return Promise.resolve(client);
+    connecting ??= connect().then(
+      (c) => {
+        connecting = undefined;
+        if (isClosed()) {
+          void c.end().catch(() => {});
+          throw new Error('the database is closed');
+        }
+        client = c;
+        return c;
+      },
+      (error: unknown) => {
+        connecting = undefined;
+        throw error;
+      },
+    );
+    return connecting;
+  }
+
+  function lost(c: import('pg').Client) {
+    if (client !== c) return;
+    client = undefined;
+    void c.end().catch(() => {});
+    if (isClosed()) return;
+    lostAt = Date.now();
+    options.log?.warn({ channels: [...handlers.keys()] }, 'database LISTEN connection lost; reconnecting (polling covers the gap)');
+    each((h) => h.events?.onLost?.());
+    reconnect(0);
+  }
+
+  function reconnect(attempt: number) {
+    const base = Math.min(backoff.max, backoff.initial * 2 ** attempt);
+    const delay = Math.round(base / 2 + Math.random() * (base / 2));
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      if (isClosed() || client) return;
+      open().then(
+        () => {
+          options.log?.info(
+            { channels: [...handlers.keys()], downMs: lostAt === undefined ? undefined : Date.now() - lostAt, attempts: attempt + 1 },
+            'database LISTEN connection restored; listening on every channel again',
+          );
+          lostAt = undefined;
+          each((h) => h.events?.onRestored?.());
+        },
+        () => reconnect(attempt + 1),
+      );
+    }, delay);
+    retryTimer.unref?.();
+  }
+
+  return {
+    async listen(channel: string, onMessage: (payload: string) => void, events?: ListenEvents) {
+      const handler: Handler = { onMessage, events };
+      let set = handlers.get(channel);
+      const isNew = !set;
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(handler);
+      try {
+        if (retryTimer) {
+          // reconnecting: the new connection will LISTEN on this channel too; until then the handler hears nothing
+          events?.onLost?.();
+        } else {
+          const c = await open();
+          if (isNew) await c.query(`LISTEN ${quoteIdent(channel)}`);
+        }
+      } catch (error) {
+        set.delete(handler);
+        if (set.size === 0) handlers.delete(channel);
+        throw error;
+      }
+      return async () => {
+        set.delete(handler);
+        if (set.size === 0 && handlers.get(channel) === set) {
+          handlers.delete(channel);
+          if (!isClosed() && client) await client.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {});
+        }
+      };
+    },
+    async close() {
+      clearTimeout(retryTimer);
+      const c = client ?? (await connecting?.catch(() => undefined));
+      client = undefined;
+      await c?.end().catch(() => {});
     },
   };
 }

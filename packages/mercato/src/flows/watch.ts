@@ -53,9 +53,14 @@ function createHub(db: Database, onClose?: (fn: () => Promise<void>) => void) {
       }
       if (!hub.closed)
         listening ??= db
-          .listen(RUN_UPDATES_CHANNEL, (id) => {
-            for (const wake of subscribers.get(id) ?? []) wake();
-          })
+          .listen(
+            RUN_UPDATES_CHANNEL,
+            (id) => {
+              for (const wake of subscribers.get(id) ?? []) wake();
+            },
+            // updates sent while the LISTEN connection was away were not heard: every watcher re-reads its run
+            { onRestored: () => subscribers.forEach((set) => set.forEach((wake) => wake())) },
+          )
           .catch(() => {
             // No notifications (connection trouble): the re-check loop still answers; try again on the next watch.
             listening = undefined;

@@ -78,10 +78,15 @@ export class Worker {
     if (this.loopDone) return;
     const { db } = this.options;
     this.unlisten.push(
-      await db.listen(RUNS_CHANNEL, () => {
-        this.stats.wakeups++;
-        this.signal();
-      }),
+      await db.listen(
+        RUNS_CHANNEL,
+        () => {
+          this.stats.wakeups++;
+          this.signal();
+        },
+        // dispatches notified while the LISTEN connection was away were not heard: poll once now
+        { onRestored: () => this.signal() },
+      ),
     );
     this.unlisten.push(await db.listen(CANCEL_CHANNEL, (runId) => this.active.get(runId)?.interrupt('canceled')));
     const hb = this.options.heartbeatIntervalMs ?? Math.min(this.options.config.leaseDurationMs / 3, 1000);
@@ -143,8 +148,13 @@ export class Worker {
           emptyPolls++;
           reason = 'empty';
           delay = emptyPollDelayMs(config, emptyPolls);
-          const nextDue = await msUntilNextDue(this.exec);
-          if (nextDue !== null) delay = Math.min(delay, Math.max(nextDue, 5));
+          const next = await msUntilNextDue(this.exec);
+          if (next.due !== null) delay = Math.min(delay, Math.max(next.due, 5));
+          // a lease about to expire (its worker may be dead): look again just after it, when recover() may run
+          if (next.leaseExpiry !== null) {
+            const recoveryAllowedIn = this.lastRecovery + config.pollIntervalMs - Date.now();
+            delay = Math.min(delay, Math.max(next.leaseExpiry + 5, recoveryAllowedIn, 5));
+          }
         }
       } catch (error) {
         logger.error({ err: error, workerId: this.id }, 'worker poll failed; retrying');

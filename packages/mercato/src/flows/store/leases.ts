@@ -170,13 +170,21 @@ export function releaseRuns(exec: Exec, leases: ReadonlyMap<string, string>) {
 }
 
 /**
- * Earliest available_at of a claimable run (to wake up for sleeps and backoffs), in ms from now; null when there is none
- * (`greatest` ignores a null argument, so the null case must be kept apart or an idle worker would poll every few ms).
+ * When the worker should look again, in ms from now (each null when there is nothing to wait for): `due`, the earliest
+ * available_at of a claimable run (sleeps and backoffs), and `leaseExpiry`, the earliest lease of a running run to
+ * expire (a dead worker's runs are reclaimed then, not at the next idle poll). Both read a partial index.
+ * (`greatest` ignores a null argument, so the null case is kept apart or an idle worker would poll every few ms.)
  */
-export async function msUntilNextDue(exec: Exec): Promise<number | null> {
-  const [row] = await exec<{ ms: number | null }>(sql`
-    select case when min(available_at) is null then null
-      else least(${MAX_TIMER_MS}, greatest(0, ceil(extract(epoch from (min(available_at) - now())) * 1000)))::int end as ms
-    from runs where status in ('pending','sleeping')`);
-  return row?.ms ?? null;
+export async function msUntilNextDue(exec: Exec): Promise<{ due: number | null; leaseExpiry: number | null }> {
+  const [row] = await exec<{ due: number | null; lease_expiry: number | null }>(sql`
+    with next as (
+      select (select min(available_at) from runs where status in ('pending','sleeping')) as due,
+             (select min(lease_expires_at) from runs where status = 'running') as lease_expiry)
+    select
+      case when due is null then null
+        else least(${MAX_TIMER_MS}, greatest(0, ceil(extract(epoch from (due - now())) * 1000)))::int end as due,
+      case when lease_expiry is null then null
+        else least(${MAX_TIMER_MS}, greatest(0, ceil(extract(epoch from (lease_expiry - now())) * 1000)))::int end as lease_expiry
+    from next`);
+  return { due: row?.due ?? null, leaseExpiry: row?.lease_expiry ?? null };
 }
