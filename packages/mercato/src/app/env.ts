@@ -36,6 +36,10 @@ export const DEFAULT_LOG_LEVEL = 'info';
 /** The levels pino accepts (`silent` turns logging off). */
 export const LOG_LEVELS: readonly string[] = [...Object.keys(pino.levels.values), 'silent'];
 
+/** How to make a key, said by every message about a missing ENCRYPTION_KEY. */
+export const MAKE_KEY_HINT =
+  'set it to 64 hex characters (32 bytes), for example the output of `openssl rand -hex 32`, the same value in every process, and keep it across deployments';
+
 const ENCRYPTION_KEY_PATTERN = /^[0-9a-fA-F]{64}$/;
 const HOSTNAME_PATTERN = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
@@ -121,9 +125,7 @@ function parseEncryptionKeys(
   let encryptionKey: string | undefined;
   if (key === undefined) {
     if (production) {
-      problems.push(
-        'ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes), for example the output of `openssl rand -hex 32`, and keep it across deployments',
-      );
+      problems.push(`ENCRYPTION_KEY is required in production (NODE_ENV=production): ${MAKE_KEY_HINT}`);
     }
   } else if (!isEncryptionKey(key)) {
     problems.push(
@@ -163,6 +165,21 @@ function parseLogLevel(raw: string | undefined, problems: string[]): string {
     return DEFAULT_LOG_LEVEL;
   }
   return level;
+}
+
+/**
+ * The rule of `mercato start` and `mercato worker` outside production (docs/secrets.md): without ENCRYPTION_KEY they
+ * refuse to start as soon as a provider of the app has a secret field (`secretFields`, as `provider.field`), because
+ * those values would be stored unencrypted. Returns that problem, or undefined. A key that is set but malformed, and a
+ * missing key under NODE_ENV=production, are reported by loadRuntimeEnv instead; `dev` makes its own key.
+ */
+export function missingKeyProblem(env: NodeJS.ProcessEnv, options: { mode: RunMode; secretFields: readonly string[] }): string | undefined {
+  if (options.mode !== 'start' && options.mode !== 'worker') return undefined;
+  if (read(env, 'ENCRYPTION_KEY') !== undefined || read(env, 'NODE_ENV') === 'production') return undefined;
+  if (options.secretFields.length === 0) return undefined;
+  const shown =
+    options.secretFields.slice(0, 5).join(', ') + (options.secretFields.length > 5 ? `, +${options.secretFields.length - 5} more` : '');
+  return `ENCRYPTION_KEY is required by \`mercato ${options.mode}\` because providers of this app have secret fields (${shown}), which must not be stored unencrypted: ${MAKE_KEY_HINT}`;
 }
 
 /**

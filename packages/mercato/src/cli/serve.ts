@@ -6,7 +6,7 @@
  * app, worker and cron scheduler on the shared database) and the server answers with the newest good one.
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { Hono } from 'hono';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
@@ -21,7 +21,11 @@ import { startHttpServer, type StartedHttpServer } from '../http/server.ts';
 import { type Database, openDatabase } from '../db/engine.ts';
 import { migrate } from '../db/migrate.ts';
 import { createLogger, type Logger } from '../logger.ts';
-import { loadRuntimeEnv } from '../app/env.ts';
+import { loadRuntimeEnv, missingKeyProblem } from '../app/env.ts';
+import { collectProblems, resolveStartup } from '../app/startup.ts';
+import { ConfigError } from '../app/validate.ts';
+import { secretFieldsOf } from '../providers/fields.ts';
+import { devEncryptionKey, encryptStoredPlaintext } from './secrets-at-rest.ts';
 import { redactUrl } from './migrate.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { CliError, type LoadedConfig, findConfigFile, loadConfig } from './load-config.ts';
@@ -42,6 +46,12 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
   if (command === 'dev') return runDev(values, io);
 
   const loaded = await loadConfig(io.cwd, values.config);
+  try {
+    requireKeyForSecrets(command, loaded, env);
+  } catch (error) {
+    loaded.dispose();
+    throw error;
+  }
   const runtime = await createRuntime({
     instance: loaded.instance,
     projectDir: loaded.projectDir,
@@ -57,6 +67,9 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
   runtime.onClose(detach);
   const stop = waitForStopSignal();
   try {
+    const encrypted = await encryptPlaintextAtStart(runtime.db, runtime.secrets, runtime.logger);
+    if (encrypted > 0)
+      runtime.logger.info({ encrypted }, `encrypted ${encrypted} stored secret(s) that were written without a key (docs/secrets.md)`);
     const db = describeDb(runtime);
     if (command === 'worker') {
       const effective = values.concurrency ?? runtime.config.worker.concurrency;
@@ -86,6 +99,32 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
     await runtime.close();
   }
   return 0;
+}
+
+/**
+ * `start` and `worker` refuse to run without ENCRYPTION_KEY when a provider of the app has a secret field (the rule is
+ * missingKeyProblem in app/env.ts); the other problems of the environment are reported with it.
+ */
+function requireKeyForSecrets(command: 'start' | 'worker', loaded: LoadedConfig, env: NodeJS.ProcessEnv) {
+  const problem = missingKeyProblem(env, { mode: command, secretFields: secretFieldsOf(loaded.instance.config.providers) });
+  if (!problem) return;
+  const others = collectProblems([
+    () => resolveStartup(loaded.instance.config.shopify, env, { projectDir: loaded.projectDir, mode: command }),
+  ]);
+  throw new ConfigError([problem, ...others]);
+}
+
+/** Encrypts what an earlier version stored as plaintext; a failure is logged and does not stop the start. Returns how many. */
+async function encryptPlaintextAtStart(db: Database, secrets: Runtime['secrets'], logger: Logger): Promise<number> {
+  try {
+    const outcome = await encryptStoredPlaintext(db, secrets);
+    if (outcome.skipped > 0)
+      logger.warn({ skipped: outcome.skipped }, 'some stored secrets written without a key could not be encrypted; they stay as they are');
+    return outcome.encrypted;
+  } catch (error) {
+    logger.warn({ err: error }, 'could not encrypt the secrets stored without a key; they stay readable and are encrypted when next saved');
+    return 0;
+  }
 }
 
 const describeDb = (runtime: Pick<Runtime, 'env'>) =>
@@ -131,6 +170,29 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const devPlatform: DevPlatform | undefined = simResult.value;
   const filled = applyDevDefaults(env, loaded.instance.config.shopify);
   const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
+  // without ENCRYPTION_KEY, dev keeps a key of its own in its data folder (made after the database, so PGlite finds its folder as it left it)
+  let devKey: ReturnType<typeof devEncryptionKey> | undefined;
+  try {
+    if (!sessionEnv.encryptionKey) devKey = devEncryptionKey(sessionEnv.dataDir);
+  } catch (error) {
+    loaded.dispose();
+    await db.close().catch(() => {});
+    await devPlatform?.close().catch(() => {});
+    throw error;
+  }
+  if (devKey) env.ENCRYPTION_KEY = devKey.key;
+  /** Said once, when the key is made: after the URLs, or before the error when this start fails. */
+  let keyNote: string | undefined;
+  if (devKey?.created) {
+    const shown = relative(loaded.projectDir, devKey.file);
+    const where = shown && !shown.startsWith('..') && !isAbsolute(shown) ? shown : devKey.file;
+    const keep = sessionEnv.databaseUrl ? 'keep it as long as the database of DATABASE_URL' : 'keep it with the data folder';
+    keyNote = `note: generated an encryption key for stored secrets in ${where}; ${keep} (see docs/secrets.md)`;
+  }
+  const sayKeyNote = () => {
+    if (keyNote) io.out(keyNote);
+    keyNote = undefined;
+  };
   const cleanups: Array<() => Promise<void> | void> = [async () => devPlatform?.close(), () => db.close()];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch((error) => logger.error({ err: error }, 'error while stopping'));
@@ -211,6 +273,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       loaded.dispose();
       throw error;
     }
+    const encrypted = await encryptPlaintextAtStart(db, current.runtime.secrets, logger);
     // the simulator's shops have the app installed from the start, as a development store does
     if (devPlatform) await installDevShops(current.runtime, devPlatform.shops());
     cleanups.push(async () => {
@@ -237,8 +300,8 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     ];
     io.out(lines.join('\n'));
     if (filled.length > 0) io.out(`note: using development values for ${filled.join(', ')} (see docs/environment.md)`);
-    if (!sessionEnv.encryptionKey)
-      io.out('note: ENCRYPTION_KEY is not set: provider secrets are stored unencrypted (development only; see docs/secrets.md)');
+    sayKeyNote();
+    if (encrypted > 0) io.out(`note: encrypted ${encrypted} stored secret(s) that an earlier version had written without a key`);
     if (values.watch !== false) {
       const watcher = watchProject(loaded.projectDir, async (changed) => {
         const t = Date.now();
@@ -277,6 +340,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     const signal = await stop.promise;
     io.out(`mercato dev: ${signal} received, shutting down…`);
   } finally {
+    sayKeyNote();
     stop.dispose();
     await cleanup();
   }

@@ -1,5 +1,5 @@
 /** Field specs at run time: coercion, required checks, validators, and the public (password-free) view. */
-import type { FieldSpec, FieldsMap } from '../app/types.ts';
+import type { FieldSpec, FieldsMap, ProvidersMap } from '../app/types.ts';
 
 export interface FieldError {
   field: string;
@@ -68,6 +68,21 @@ export function checkRequired(fields: FieldsMap, data: Record<string, unknown>, 
 export function isConfigured(fields: FieldsMap, saved: Record<string, unknown> | undefined): boolean {
   if (!saved) return false;
   return Object.entries(fields).every(([name, spec]) => !isRequired(spec) || hasValue(saved[name]));
+}
+
+/** A secret field: its value is never shown back (`publicConfig`), scrubbed from messages, and needs a key at rest. */
+export const isSecretField = (spec: FieldSpec) => spec.type === 'password';
+
+/**
+ * The secret fields of every provider of the app, as `provider.field`: without ENCRYPTION_KEY, `mercato start` and
+ * `mercato worker` refuse to start when there is one (docs/secrets.md).
+ */
+export function secretFieldsOf(providers: ProvidersMap): string[] {
+  return Object.entries(providers).flatMap(([name, def]) =>
+    Object.entries((def.ui?.fields ?? {}) as FieldsMap)
+      .filter(([, spec]) => isSecretField(spec))
+      .map(([field]) => `${name}.${field}`),
+  );
 }
 
 /** The saved values of declared non-password fields only: never a password, nor a key a transformer added. */

@@ -5,6 +5,7 @@
 import type { FieldsMap, ProviderConnectors, ProviderDefinition, ProvidersMap } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
+import type { SecretColumn } from '../secrets/store.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { SecretError } from '../secrets/types.ts';
 import { notConfigured, undecryptable, withoutShop } from './errors.ts';
@@ -23,6 +24,14 @@ export interface ProvidersDeps {
 }
 
 export const ownerOf = (appHandle: string, shop: string, provider: string) => `provider:${appHandle}:${shop}:${provider}`;
+
+/** Where saved configs are stored, for the start-up encryption of plaintext ones (secrets/plaintext.ts). */
+export const PROVIDER_CONFIG_SECRETS: SecretColumn = {
+  table: 'provider_configs',
+  column: 'config',
+  key: ['app_handle', 'shop', 'provider'],
+  owner: (key) => ownerOf(key.app_handle!, key.shop!, key.provider!),
+};
 
 export { ProviderNotConfiguredError } from './errors.ts';
 

@@ -149,7 +149,7 @@ describe('mercato CLI', () => {
   it('dev prints its URLs first, then notes; --quiet still prints the URLs', async () => {
     const s = startServer(['dev', '--port', '0', '--no-watch', '--quiet'], MINIMAL, baseEnv());
     await s.url;
-    await vi.waitFor(() => expect(s.output()).toContain('note: ENCRYPTION_KEY is not set'), { timeout: 5_000 });
+    await vi.waitFor(() => expect(s.output()).toContain('note: generated an encryption key for stored secrets in'), { timeout: 5_000 });
     const lines = s.output().split('\n');
     expect(lines[0]).toMatch(/^mercato dev \S+ — listening on http:\/\/localhost:\d+ \(ready in \d+ ms\)$/);
     expect(lines.slice(1, 5).every((l) => l.startsWith('  '))).toBe(true);
@@ -283,11 +283,11 @@ describe('mercato CLI', () => {
   });
 
   it('worker: --concurrency beats worker.concurrency from the config, which beats 5', async () => {
-    const started = (args: string[], config = join(MINIMAL, 'service.config.ts')) =>
+    const started = (args: string[], config = join(MINIMAL, 'service.config.ts'), extra: Record<string, string> = {}) =>
       new Promise<string>((resolveLine, reject) => {
         const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], {
           cwd: MINIMAL,
-          env: baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }),
+          env: baseEnv({ PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's', ...extra }),
         });
         children.push(child);
         let out = '';
@@ -302,7 +302,8 @@ describe('mercato CLI', () => {
         child.on('exit', () => reject(new Error(`worker exited: ${out}`)));
       });
     expect(await started(['--concurrency=3'])).toBe('3');
-    expect(await started([], join(DEMO, 'service.config.ts'))).toBe('5'); // demo sets worker.concurrency 5
+    // the demo's provider has a secret field: its worker needs a key (docs/secrets.md)
+    expect(await started([], join(DEMO, 'service.config.ts'), { ENCRYPTION_KEY: KEY })).toBe('5'); // demo sets worker.concurrency 5
     expect(await started([])).toBe('2'); // minimal-app sets worker.concurrency 2
   });
 
