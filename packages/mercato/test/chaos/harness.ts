@@ -1,0 +1,329 @@
+/**
+ * What the chaos files share: the fixture app, the CLI processes (`mercato worker`, `mercato start`), the instrumentation
+ * tables the test adds to its own database, the dispatcher of the test process, and the checks at the end.
+ *
+ * Instrumentation (test database only, created after the migrations):
+ * - `chaos_effects`: one row per execution of a step of the fixture (written by the step itself, see the fixture);
+ * - `chaos_step_commits`: a trigger on `steps` copies every committed write of a completed step result (the row exists
+ *   only if the engine's transaction committed), with the database clock;
+ * - `chaos_claims`: a trigger on `runs` records every new lease owner (each claim), with the database clock.
+ * The triggers only record; they change nothing the engine reads.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { sql } from 'drizzle-orm';
+import { type Database, openDatabase } from '../../src/db/engine.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { type Runtime, createRuntime } from '../../src/runtime.ts';
+import instance from '../fixtures/chaos-app/service.config.ts';
+import { TEST_API_KEY, TEST_API_SECRET } from '../helpers/runtime.ts';
+import { SHOP } from '../kit/index.ts';
+
+export const ROOT = resolve(import.meta.dirname, '../../../..');
+export const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
+export const FIXTURE = join(ROOT, 'packages/mercato/test/fixtures/chaos-app/service.config.ts');
+export const ENCRYPTION_KEY = '5c'.repeat(32);
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A positive number from the environment, or the fallback. */
+export function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+const started = Date.now();
+/** A progress line (the suite runs for minutes). */
+export function progress(line: string) {
+  const s = ((Date.now() - started) / 1000).toFixed(1).padStart(6);
+  process.stdout.write(`[chaos ${s}s] ${line}\n`);
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export const fmt = (ms: number) => (Number.isNaN(ms) ? 'n/a' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+
+// ---------------------------------------------------------------------------------------------
+// CLI processes
+
+export interface Proc {
+  kind: 'worker' | 'server';
+  child: ChildProcess;
+  pid: number;
+  /** stdout and stderr so far. */
+  output(): string;
+  ready: Promise<void>;
+  isReady(): boolean;
+  alive(): boolean;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+}
+
+const processes = new Set<Proc>();
+
+function processEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: databaseUrl,
+    PLATFORM_API_KEY: TEST_API_KEY,
+    PLATFORM_API_SECRET: TEST_API_SECRET,
+    ENCRYPTION_KEY,
+    ...extra,
+  };
+}
+
+function spawnCli(kind: Proc['kind'], args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp): Proc {
+  const child = spawn(process.execPath, [BIN, ...args, '--config', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let ready = false;
+  let gone = false;
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((res) =>
+    child.once('exit', (code, signal) => {
+      gone = true;
+      res({ code, signal, at: Date.now() });
+    }),
+  );
+  const proc: Proc = {
+    kind,
+    child,
+    pid: child.pid!,
+    output: () => out,
+    ready: new Promise<void>((res, rej) => {
+      const deadline = Date.now() + 60_000;
+      const check = () => {
+        if (readyPattern.test(out)) {
+          ready = true;
+          return res();
+        }
+        if (gone || Date.now() > deadline) return rej(new Error(`${kind} ${child.pid} did not come up:\n${out.slice(-3000)}`));
+        setTimeout(check, 25);
+      };
+      check();
+    }),
+    isReady: () => ready && !gone,
+    alive: () => !gone,
+    exited,
+  };
+  proc.ready.catch(() => {}); // awaited by the caller; a process killed while starting is not an unhandled rejection
+  processes.add(proc);
+  void exited.then(() => processes.delete(proc));
+  return proc;
+}
+
+export function startWorkerProcess(databaseUrl: string, concurrency: number, extraEnv: Record<string, string> = {}): Proc {
+  return spawnCli(
+    'worker',
+    ['worker', `--concurrency=${concurrency}`],
+    processEnv(databaseUrl, extraEnv),
+    /mercato worker .*concurrency \d+/,
+  );
+}
+
+export function startServerProcess(databaseUrl: string, port: number, platformOrigin: string): Proc {
+  return spawnCli(
+    'server',
+    ['start', '--port', String(port)],
+    processEnv(databaseUrl, { MERCATO_BIND_ADDRESS: '127.0.0.1', PLATFORM_ORIGIN: platformOrigin }),
+    /listening on/,
+  );
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
+export async function stopProcess(proc: Proc, graceMs = 20_000) {
+  if (!proc.alive()) return proc.exited;
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
+  const result = await proc.exited;
+  clearTimeout(timer);
+  return result;
+}
+
+/** Ends every process this file started (SIGKILL: the cluster goes away right after). */
+export async function killAll() {
+  const live = [...processes].filter((p) => p.alive());
+  for (const p of live) p.child.kill('SIGKILL');
+  await Promise.all(live.map((p) => p.exited));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test database
+
+const INSTRUMENTATION = `
+create table chaos_effects (
+  execution_id uuid primary key,
+  run_id uuid not null,
+  step text not null,
+  pid int not null,
+  webhook_id text,
+  at timestamptz not null
+);
+create index chaos_effects_run_step on chaos_effects (run_id, step);
+
+create table chaos_step_commits (run_id uuid not null, name text not null, result jsonb, at timestamptz not null default clock_timestamp());
+create index chaos_step_commits_run_name on chaos_step_commits (run_id, name);
+create function chaos_record_step_commit() returns trigger language plpgsql as $$
+begin
+  if new.status = 'completed' then
+    insert into chaos_step_commits (run_id, name, result) values (new.run_id, new.name, new.result);
+  end if;
+  return null;
+end $$;
+create trigger chaos_step_commit after insert or update on steps for each row execute function chaos_record_step_commit();
+
+create table chaos_claims (run_id uuid not null, lease_owner text not null, at timestamptz not null default clock_timestamp());
+create index chaos_claims_run_at on chaos_claims (run_id, at);
+create function chaos_record_claim() returns trigger language plpgsql as $$
+begin
+  if new.lease_owner is not null and new.lease_owner is distinct from old.lease_owner then
+    insert into chaos_claims (run_id, lease_owner) values (new.id, new.lease_owner);
+  end if;
+  return null;
+end $$;
+create trigger chaos_claim after update of lease_owner on runs for each row execute function chaos_record_claim();
+`;
+
+export interface TestSide {
+  db: Database;
+  runtime: Runtime;
+  /** Dispatches through the one dispatch door, retrying while PostgreSQL is unreachable; the run id. */
+  dispatch(flowName: string, n: number): Promise<string>;
+  /** The database clock, in epoch ms (retried while PostgreSQL restarts). */
+  now(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Migrates the database, adds the instrumentation, and opens the test process's runtime (dispatch only, no worker). */
+export async function openTestSide(databaseUrl: string): Promise<TestSide> {
+  const db = await openDatabase({ url: databaseUrl, poolSize: 8, applicationName: 'chaos-test' });
+  const runtime = await createRuntime({
+    instance,
+    projectDir: join(ROOT, 'packages/mercato/test/fixtures/chaos-app'),
+    mode: 'test',
+    db,
+    logger: silentLogger(),
+    env: {
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      PLATFORM_API_KEY: TEST_API_KEY,
+      PLATFORM_API_SECRET: TEST_API_SECRET,
+      ENCRYPTION_KEY,
+    },
+  });
+  await db.exec(INSTRUMENTATION);
+  const retrying = async <T>(fn: () => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (attempt >= 100) throw error;
+        await sleep(100);
+      }
+    }
+  };
+  return {
+    db,
+    runtime,
+    dispatch: (flowName, n) =>
+      retrying(() => runtime.dispatch({ appHandle: 'default', shop: SHOP, flowName, input: { n }, trigger: 'api' }).then((r) => r.runId)),
+    now: () =>
+      retrying(async () => {
+        const [row] = await db.query<{ ms: number }>(sql`select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`);
+        return row!.ms;
+      }),
+    async close() {
+      await runtime.close();
+      await db.close();
+    },
+  };
+}
+
+/** Runs not in a final state. */
+export async function openRuns(db: Database): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    sql`select count(*)::int as n from runs where status not in ('completed','failed','canceled')`,
+  );
+  return row!.n;
+}
+
+/**
+ * Dispatch → start latency of `samples` spaced runs of the one-step flow `ping` (database clock: started_at − created_at),
+ * each waited for before the next.
+ */
+export async function measureLatency(side: TestSide, samples: number, label: string): Promise<number[]> {
+  const values: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    await sleep(100 + Math.random() * 150); // the worker finishes its post-run poll and waits
+    const runId = await side.dispatch('ping', i);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [row] = await side.db.query<{ status: string; ms: number | null }>(
+        sql`select status, (extract(epoch from (started_at - created_at)) * 1000)::float8 as ms from runs where id = ${runId}::uuid`,
+      );
+      if (row?.status === 'completed') {
+        values.push(row.ms!);
+        break;
+      }
+      if (row && ['failed', 'canceled'].includes(row.status)) throw new Error(`latency run ${runId} ended ${row.status}`);
+      if (Date.now() > deadline) throw new Error(`latency run ${runId} (${label}) did not complete within 30 s`);
+      await sleep(5);
+    }
+  }
+  progress(`latency ${label}: ${samples} samples, p50 ${fmt(percentile(values, 50))}, max ${fmt(Math.max(...values))}`);
+  return values;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks of the step results against their side effects
+
+export interface StepAudit {
+  /** (run, step) pairs with a committed result. */
+  committedSteps: number;
+  /** Pairs whose result was committed more than once (must be 0). */
+  committedTwice: number;
+  /** Pairs whose committed result names no recorded execution of that step (must be 0). */
+  resultWithoutExecution: number;
+  /** Executions of a step that started after its result was committed (must be 0). */
+  executedAfterCommit: number;
+  /** Executions whose result was never committed (interrupted before the checkpoint, or failed): allowed. */
+  uncommittedExecutions: number;
+  /** Every recorded execution. */
+  executions: number;
+  /** Up to 10 offending (run, step) pairs, for the failure message. */
+  examples: unknown[];
+}
+
+/** Compares every committed step result (chaos_step_commits) with the recorded executions (chaos_effects). */
+export async function auditSteps(db: Database): Promise<StepAudit> {
+  const [row] = await db.query<Omit<StepAudit, 'examples'>>(sql`
+    with commits as (
+      select run_id, name, count(*)::int as n, min(at) as first_at,
+        (array_agg(result #>> '{}' order by at))[1] as execution
+      from chaos_step_commits where name in ('one','two','three','wait','record') group by run_id, name
+    )
+    select
+      (select count(*)::int from commits) as "committedSteps",
+      (select count(*)::int from commits where n > 1) as "committedTwice",
+      (select count(*)::int from commits c where not exists (
+        select 1 from chaos_effects e where e.run_id = c.run_id and e.step = c.name and e.execution_id::text = c.execution)) as "resultWithoutExecution",
+      (select count(*)::int from chaos_effects e join commits c on c.run_id = e.run_id and c.name = e.step where e.at > c.first_at) as "executedAfterCommit",
+      (select count(*)::int from chaos_effects e where not exists (
+        select 1 from commits c where c.run_id = e.run_id and c.name = e.step and c.execution = e.execution_id::text)) as "uncommittedExecutions",
+      (select count(*)::int from chaos_effects) as executions`);
+  const examples = await db.query(sql`
+    with commits as (
+      select run_id, name, count(*)::int as n, min(at) as first_at from chaos_step_commits group by run_id, name
+    )
+    select c.run_id, c.name, c.n as commits,
+      (select count(*)::int from chaos_effects e where e.run_id = c.run_id and e.step = c.name and e.at > c.first_at) as after_commit
+    from commits c
+    where c.n > 1 or exists (select 1 from chaos_effects e where e.run_id = c.run_id and e.step = c.name and e.at > c.first_at)
+    limit 10`);
+  return { ...row!, examples };
+}
