@@ -76,6 +76,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
   return createHttpApp(runtime, {
     groups: apiGroups(runtime),
     afterAuth: [installationMiddleware(installer)],
+    rateLimits: runtime.config.rateLimits,
     extra: (app) => {
       mcpOf(runtime).mount(app);
       app.route(

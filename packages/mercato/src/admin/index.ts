@@ -27,6 +27,31 @@ export const INDEX_CACHE = 'no-cache';
 /** Paths the UI never answers: other parts of the server own them (a miss there stays a JSON 404). */
 export const RESERVED_PREFIXES = ['/api', '/mcp', '/routes', '/webhooks', '/__mercato', '/healthz', '/assets'];
 
+/** Where App Bridge comes from: Shopify's own path of its CDN (the rest of cdn.shopify.com also serves shops' uploads). */
+export const APP_BRIDGE_SOURCE = 'https://cdn.shopify.com/shopifycloud/';
+
+/**
+ * The Content-Security-Policy of index.html (docs/security.md, "Admin UI"). The built UI is one module script and one
+ * stylesheet from /assets/, JSON from this server, and data: images in the stylesheet; the boot config is a JSON data
+ * block, which no policy needs to allow. Inside the platform's admin App Bridge is added (script and connections to the
+ * platform's hosts) and only that shop's admin and admin.shopify.com may frame the page; elsewhere only the page itself.
+ */
+export function adminCsp(embedded?: { shop: string }): string {
+  const directives = [
+    "default-src 'self'",
+    `script-src 'self'${embedded ? ` ${APP_BRIDGE_SOURCE}` : ''}`,
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    `connect-src 'self'${embedded ? ' https://*.shopify.com' : ''}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    `frame-ancestors ${embedded ? `https://${embedded.shop} https://admin.shopify.com` : "'self'"}`,
+  ];
+  return `${directives.join('; ')};`;
+}
+
 export interface AdminUiOptions {
   platform: Pick<ResolvedPlatform, 'apps' | 'byHandle'>;
   /** Path of the admin preview when mounted (mercato dev), told to the UI so it can get tokens there. */
@@ -161,7 +186,11 @@ async function serveIndex(c: Context, dir: string, apps: IndexContext['apps'], o
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'strict-origin-when-cross-origin',
   };
-  if (index === undefined) return c.body(notBuiltPage(dir), 503, headers);
+  if (index === undefined) {
+    // The explanation page: no script, one inline style attribute.
+    headers['content-security-policy'] = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'self';";
+    return c.body(notBuiltPage(dir), 503, headers);
+  }
   const query = c.req.query();
   const shop = query.shop?.toLowerCase();
   let embedded: IndexContext['embedded'];
@@ -169,10 +198,7 @@ async function serveIndex(c: Context, dir: string, apps: IndexContext['apps'], o
     const target = embeddedApp(options.platform, query);
     if (target) embedded = { apiKey: target.apiKey, shop };
   }
-  // Inside the admin the page is framed by the shop's admin; elsewhere only by itself.
-  headers['content-security-policy'] = embedded
-    ? `frame-ancestors https://${embedded.shop} https://admin.shopify.com;`
-    : `frame-ancestors 'self';`;
+  headers['content-security-policy'] = adminCsp(embedded);
   const html = renderIndex(index, { embedded, apps, previewPath: options.previewPath ?? null, version: options.version });
   return c.body(html, 200, headers);
 }

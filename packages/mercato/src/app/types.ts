@@ -437,6 +437,28 @@ export interface ExperimentalConfig {
   pages?: CustomPagesMap;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rate limits (docs/security.md, "Rate limits")
+
+/**
+ * A token bucket: up to `burst` requests at once, refilled evenly at `requestsPerMinute`. Kept in memory by each
+ * process, so with N server processes a key may make up to N times the figure.
+ */
+export interface RateLimit {
+  /** Requests per minute on average; a positive integer. */
+  requestsPerMinute: number;
+  /** Requests allowed at once (the bucket's size); a positive integer. Default: `requestsPerMinute`. */
+  burst?: number;
+}
+
+/** Optional request limits; each is off unless set. An exhausted bucket answers 429 with `Retry-After`. */
+export interface RateLimitsConfig {
+  /** `POST /mcp`, counted per MCP token (after authentication). Default: off. */
+  mcp?: { perToken?: RateLimit | false };
+  /** `/api/*`, counted per app and shop of the session token (after authentication). Default: off. */
+  api?: { perShop?: RateLimit | false };
+}
+
 export type OnErrorHook = (
   error: unknown,
   context?: { runId: string; flowName: string; appHandle: string; shop: string | null; attempt: number; final: boolean },
@@ -464,6 +486,8 @@ export interface AppConfigInput<F extends FlowsMap = FlowsMap> {
   worker?: Partial<WorkerConfig>;
   retryPolicy?: Partial<RetryPolicy>;
   onError?: OnErrorHook;
+  /** Optional rate limits on /mcp and /api; off by default (docs/security.md). */
+  rateLimits?: RateLimitsConfig;
 }
 
 /** The config after defaults: every option of the spec present. */
@@ -480,6 +504,8 @@ export interface ResolvedConfig<F extends FlowsMap = FlowsMap, P extends Provide
   worker: WorkerConfig;
   retryPolicy: RetryPolicy;
   onError: OnErrorHook | undefined;
+  /** As given (absent = every limit off); read by http/rate-limit.ts. */
+  rateLimits?: RateLimitsConfig;
 }
 
 export interface TypedDispatchOptions<F extends FlowsMap, K extends keyof F & string> {

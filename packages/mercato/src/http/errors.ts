@@ -1,12 +1,14 @@
 /**
  * The one place that maps errors to responses (docs/admin-api.md, "Errors"). Domain code throws the domain errors of
  * src/errors.ts (no status); STATUS_OF below gives each class its status and the body is `{ ...details, error }`. The
- * HTTP layer's own errors (401 with its headers, 413) are HttpErrors. Anything else is logged with the request id and
- * answered with a generic 500 that leaks neither the message nor the stack.
+ * HTTP layer's own errors (401 with its headers, 413, 429) are HttpErrors. An error that says the database cannot be
+ * reached (db/unavailable.ts) is a 503 with `Retry-After`, logged once at warn without a stack. Anything else is logged
+ * with the request id and answered with a generic 500 that leaks neither the message nor the stack.
  */
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { DATABASE_RETRY_AFTER_SECONDS, databaseUnavailableReason } from '../db/unavailable.ts';
 import { ConflictError, DomainError, ForbiddenError, InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -73,6 +75,20 @@ export function domainErrorBody(error: DomainError): ErrorBody {
 }
 
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+export const UNAVAILABLE_MESSAGE = 'Service temporarily unavailable: retry later';
+
+/**
+ * The answer while the database cannot be reached: 503 `{ error, retryAfterSeconds, requestId }` with `Retry-After`.
+ * Logged once, at warn, with the reason (an error code or the driver's message) and no stack: an outage is not a bug, and
+ * one stack per request would drown the log.
+ */
+export function unavailableResponse(c: Context, logger: Logger, reason: string, headers: Record<string, string> = {}): Response {
+  const requestId = requestIdOf(c);
+  logger.warn({ requestId, method: c.req.method, path: c.req.path, reason }, 'database unavailable: request answered 503');
+  c.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  return c.json({ error: UNAVAILABLE_MESSAGE, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS, requestId }, 503);
+}
 
 /**
  * The mapping: HTTP errors → their status, headers and body; domain errors → STATUS_OF; Hono's own HTTPException → its status with
@@ -87,6 +103,8 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
   if (err instanceof HTTPException && err.status < 500) {
     return c.json({ error: err.message || defaultMessage(err.status) }, err.status as ContentfulStatusCode);
   }
+  const unavailable = databaseUnavailableReason(err);
+  if (unavailable !== undefined) return unavailableResponse(c, logger, unavailable);
   const requestId = requestIdOf(c);
   logger.error({ err, requestId, method: c.req.method, path: c.req.path }, 'unhandled error while serving a request');
   return c.json({ error: INTERNAL_ERROR_MESSAGE, requestId }, 500);
@@ -98,7 +116,7 @@ export function createErrorHandler(logger: Logger): ErrorHandler<any> {
 
 export const notFoundHandler: NotFoundHandler<any> = (c) => c.json({ error: 'Not found' }, 404);
 
-function requestIdOf(c: Context): string | undefined {
+export function requestIdOf(c: Context): string | undefined {
   const id = c.get('requestId' as never) as unknown;
   return typeof id === 'string' ? id : undefined;
 }

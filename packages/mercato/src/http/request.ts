@@ -1,9 +1,10 @@
 /**
- * Per-request plumbing: the request id (echoed in `X-Request-Id`, available as `c.get('requestId')`) and the access
- * log line (pino, debug level: method, path without query, status, duration, request id; never a header).
+ * Per-request plumbing: the request id (echoed in `X-Request-Id`, available as `c.get('requestId')`), the access
+ * log line (pino, debug level: method, path without query, status, duration, request id; never a header) and the
+ * security headers of the server's own non-HTML answers.
  */
 import { randomUUID } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { Logger } from '../logger.ts';
 import type { ApiEnv } from './types.ts';
 
@@ -19,14 +20,41 @@ export function requestId(): MiddlewareHandler<ApiEnv> {
     c.header(REQUEST_ID_HEADER, id);
     await next();
     if (c.res.headers.get(REQUEST_ID_HEADER) === id) return;
-    try {
-      c.res.headers.set(REQUEST_ID_HEADER, id);
-    } catch {
-      // A Response with immutable headers (for example one returned from fetch): copy it.
-      const res = new Response(c.res.body, c.res);
-      res.headers.set(REQUEST_ID_HEADER, id);
-      c.res = res;
-    }
+    setResponseHeaders(c, { [REQUEST_ID_HEADER]: id });
+  };
+}
+
+/** Sets headers on the answer, copying it first when its headers are immutable (a Response returned from fetch). */
+function setResponseHeaders(c: Context, headers: Record<string, string>): void {
+  try {
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  } catch {
+    const res = new Response(c.res.body, c.res);
+    for (const [name, value] of Object.entries(headers)) res.headers.set(name, value);
+    c.res = res;
+  }
+}
+
+/**
+ * The policy of every non-HTML answer of the server itself (JSON, event streams, CSV exports, the admin UI's scripts):
+ * nothing may be loaded or run from it and nothing may frame it. The admin UI's HTML sets its own (admin/index.ts).
+ */
+export const API_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/**
+ * `X-Content-Type-Options: nosniff` and API_CSP on the server's own non-HTML answers. Public routes (/routes/*) are left
+ * as their handlers made them (the spec: "a handler must return a Response"), and an answer that already has a policy
+ * keeps it.
+ */
+export function apiSecurityHeaders(): MiddlewareHandler<ApiEnv> {
+  return async (c, next) => {
+    await next();
+    const path = c.req.path;
+    if (path === '/routes' || path.startsWith('/routes/')) return;
+    const headers: Record<string, string> = { 'X-Content-Type-Options': 'nosniff' };
+    const type = c.res.headers.get('content-type') ?? '';
+    if (!c.res.headers.has('content-security-policy') && !/^text\/html\b/i.test(type)) headers['Content-Security-Policy'] = API_CSP;
+    setResponseHeaders(c, headers);
   };
 }
 

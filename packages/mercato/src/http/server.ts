@@ -1,22 +1,42 @@
 /**
- * The HTTP server: request ids and access log on everything, `GET /healthz` without auth, and under `/api` the
- * session-token check, page gating, a 1 MB body limit, `GET /api/pages` and every capability's router.
- * http/ only mounts routers; the capabilities own them. See docs/admin-api.md.
+ * The HTTP server: request ids, the access log and the security headers of the server's own answers on everything,
+ * a 64 KB body limit on every path that has none of its own, `GET /healthz` without auth, and under `/api` the
+ * session-token check, the optional per-shop rate limit, page gating, a 1 MB body limit, `GET /api/pages` and every
+ * capability's router. http/ only mounts routers; the capabilities own them. See docs/admin-api.md and docs/security.md.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { PageKey } from '../app/types.ts';
+import type { PageKey, RateLimitsConfig } from '../app/types.ts';
 import { sessionAuth } from './auth.ts';
 import { PayloadTooLargeError, createErrorHandler, notFoundHandler } from './errors.ts';
-import { pageGate, pagesBody } from './pages.ts';
-import { accessLog, requestId } from './request.ts';
+import { isUnderPrefix, pageGate, pagesBody } from './pages.ts';
+import { perShopRateLimit, resolveRateLimits } from './rate-limit.ts';
+import { accessLog, apiSecurityHeaders, requestId } from './request.ts';
 import type { ApiEnv, ApiRouteGroup, HttpRuntime } from './types.ts';
 
 /** Largest request body accepted under /api (the same figure as the MCP endpoint's limit). */
 export const MAX_API_BODY_BYTES = 1_000_000;
+/** Largest request body on any path without a limit of its own (the dev preview's POST, unknown paths). */
+export const MAX_OTHER_BODY_BYTES = 64 * 1024;
+/**
+ * Paths whose body limit is set where they are served: /api (below, after authentication), /mcp (mcp/endpoint.ts, after
+ * authentication), /webhooks (platform/webhooks.ts, 5 MB) and /routes (routes/, per route). Every other path gets
+ * MAX_OTHER_BODY_BYTES. docs/security.md has the table.
+ */
+export const OWN_BODY_LIMIT_PREFIXES = ['/api', '/mcp', '/webhooks', '/routes'] as const;
+
+/** A hono bodyLimit answering 413 `{ error }` (the rest of the body is not read; the connection is closed). */
+export function bodyLimitOf(maxSize: number): MiddlewareHandler {
+  return bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new PayloadTooLargeError(`Request body must be at most ${maxSize} bytes`);
+    },
+  });
+}
 
 const GROUP_PREFIX_RE = /^\/api(\/[A-Za-z0-9._~-]+)+$/;
 
@@ -27,6 +47,8 @@ export interface HttpAppOptions {
   extra?: (app: Hono<ApiEnv>) => void;
   /** Middleware run on /api/* after session auth (the tenant is set), e.g. installation on first contact. */
   afterAuth?: MiddlewareHandler<ApiEnv>[];
+  /** The app's `rateLimits` (only `api.perShop` is used here; `/mcp` counts per token in mcp/endpoint.ts). Default: off. */
+  rateLimits?: RateLimitsConfig;
 }
 
 export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}): Hono<ApiEnv> {
@@ -39,7 +61,12 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   const app = new Hono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(notFoundHandler);
-  app.use('*', requestId(), accessLog(logger));
+  app.use('*', requestId(), accessLog(logger), apiSecurityHeaders());
+  const otherBodyLimit = bodyLimitOf(MAX_OTHER_BODY_BYTES);
+  app.use('*', async (c, next) => {
+    if (OWN_BODY_LIMIT_PREFIXES.some((prefix) => isUnderPrefix(c.req.path, prefix))) return next();
+    return otherBodyLimit(c, next);
+  });
 
   app.get('/healthz', async (c) => {
     const up = await runtime.db.ping().catch(() => false);
@@ -48,16 +75,13 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   });
 
   const gatedGroups = groups.filter((g): g is ApiRouteGroup & { page: PageKey } => g.page !== undefined);
+  const { apiPerShop } = resolveRateLimits(options.rateLimits);
   app.use(
     '/api/*',
     sessionAuth(runtime.platform),
+    ...(apiPerShop ? [perShopRateLimit(apiPerShop)] : []),
     pageGate(runtime.config.pages, gatedGroups),
-    bodyLimit({
-      maxSize: MAX_API_BODY_BYTES,
-      onError: () => {
-        throw new PayloadTooLargeError(`Request body must be at most ${MAX_API_BODY_BYTES} bytes`);
-      },
-    }),
+    bodyLimitOf(MAX_API_BODY_BYTES),
     ...(options.afterAuth ?? []),
   );
   app.get('/api/pages', (c) => c.json(pagesBody(runtime.config.pages)));

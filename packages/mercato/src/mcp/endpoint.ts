@@ -1,11 +1,17 @@
 /**
  * `POST /mcp`: the HTTP side of the endpoint, in this order — endpoint switch (404 when `mcp.enabled` is false, before any
- * token work), method (405), Origin (403), MCP-Protocol-Version (400), declared size (413), bearer token (401/403), body
- * read with the 1,000,000-byte limit counted while streaming (413), JSON and JSON-RPC shape (400 + -32600), then the
- * method (HTTP 200, result or JSON-RPC error). Every answer carries `MCP-Protocol-Version: 2025-11-25`.
+ * token work), method (405), Origin (403), MCP-Protocol-Version (400), declared size (413), bearer token (401/403), the
+ * optional per-token rate limit (429 with Retry-After), body read with the 1,000,000-byte limit counted while streaming
+ * (413), JSON and JSON-RPC shape (400 + -32600), then the method (HTTP 200, result or JSON-RPC error). While the database
+ * cannot be reached the answer is 503 with Retry-After (logged once at warn); anything else unexpected is a generic 500.
+ * Every answer carries `MCP-Protocol-Version: 2025-11-25`.
  */
 import type { Context } from 'hono';
+import type { RateLimit } from '../app/types.ts';
+import { databaseUnavailableReason } from '../db/unavailable.ts';
 import { errorMessage, type RuntimeEvents } from '../events.ts';
+import { unavailableResponse } from '../http/errors.ts';
+import { TokenBuckets, describeLimit } from '../http/rate-limit.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Caller } from './execute.ts';
@@ -31,6 +37,8 @@ export interface EndpointDeps extends ProtocolDeps {
   logger: Logger;
   /** Told about every answered request (runtime.events). */
   events?: RuntimeEvents;
+  /** Requests per MCP token (`rateLimits.mcp.perToken`); undefined = no limit. */
+  rateLimit?: RateLimit;
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
@@ -82,8 +90,10 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
 
 export function createEndpoint(deps: EndpointDeps) {
   const headers = (extra: Record<string, string> = {}) => ({ [PROTOCOL_HEADER]: PROTOCOL_VERSION, ...extra });
-  const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 500, body: unknown, extra?: Record<string, string>) =>
+  const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 429 | 500, body: unknown, extra?: Record<string, string>) =>
     c.json(body, status, headers(extra));
+  const buckets = deps.rateLimit ? new TokenBuckets(deps.rateLimit) : undefined;
+  const limitMessage = deps.rateLimit ? `Rate limit exceeded: this token may make ${describeLimit(deps.rateLimit)}; retry later` : '';
   const invalid = (c: Context, id: RequestId | null, message: string) => c.json(rpcError(id, RPC.INVALID_REQUEST, message), 400, headers());
   const tooLarge = (c: Context) =>
     plain(c, 413, { error: `Request body must be at most ${MAX_REQUEST_BYTES} bytes` }, { Connection: 'close' });
@@ -107,6 +117,11 @@ export function createEndpoint(deps: EndpointDeps) {
       const challenge: Record<string, string> =
         auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' } : {};
       return plain(c, auth.status, { error: auth.message }, challenge);
+    }
+    const taken = buckets?.take(auth.token.id);
+    if (taken && !taken.ok) {
+      const retryAfterSeconds = taken.retryAfterSeconds;
+      return plain(c, 429, { retryAfterSeconds, error: limitMessage }, { 'Retry-After': String(retryAfterSeconds) });
     }
 
     const text = await readLimited(c.req.raw, MAX_REQUEST_BYTES);
@@ -153,6 +168,8 @@ export function createEndpoint(deps: EndpointDeps) {
     try {
       return await serve(c);
     } catch (error) {
+      const unavailable = databaseUnavailableReason(error);
+      if (unavailable !== undefined) return unavailableResponse(c, deps.logger, unavailable, headers());
       const requestId = c.get('requestId');
       deps.logger.error({ err: error, requestId }, 'unhandled error in the MCP endpoint');
       return plain(c, 500, { error: 'Internal server error', requestId });

@@ -45,7 +45,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: options.logger ?? createLogger({ level: 'silent' }),
     version: '9.9.9-test',
   };
-  const app = createHttpApp(runtime, { groups: options.groups, extra: options.extra });
+  const app = createHttpApp(runtime, { groups: options.groups, extra: options.extra, rateLimits: options.rateLimits });
   const server = await startHttpServer(app, { port: 0, hostname: '127.0.0.1' });
   return { ...server, runtime };
 }
