@@ -2,7 +2,8 @@
  * Platform session tokens (JWT, HS256). The rules are in docs/admin-api.md ("Authentication"): three base64url
  * parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of our apps' API keys, `exp`/`nbf` with at
  * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
- * the algorithm pinned); we only pick the app's secret by `aud` first and map jose's errors to our 401 reasons.
+ * the algorithm pinned; it checks the HMAC with WebCrypto's `subtle.verify`, a constant-time comparison); we only pick
+ * the app's secret by `aud` first and map jose's errors to our 401 reasons.
  * Minting (tests, the dev admin preview) stays synchronous on node:crypto: jose signs asynchronously and refuses
  * the odd headers the tests craft on purpose.
  */

@@ -6,7 +6,8 @@
  * still verify), otherwise a random per-installation key kept in the `mcp_hash_keys` table (key id `installation`).
  * A token hashed under an older key is re-hashed under the current key on its next successful use.
  */
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { constantTimeEqual } from '../http/auth.ts';
 import { keyId } from '../secrets/index.ts';
 
 export const SECRET_PREFIX = 'mcp_';
@@ -99,9 +100,8 @@ export function createSecretHasher(options: HasherOptions): SecretHasher {
     async verify(secret, stored) {
       const key = await keyFor(stored.keyId);
       if (!key) return false;
-      const expected = Buffer.from(hmacHex(key, secret), 'hex');
-      const actual = Buffer.from(stored.hash, 'hex');
-      return actual.length === expected.length && timingSafeEqual(actual, expected);
+      // Bytes, not hex text: the stored hash compares the same whatever the case of its hex digits.
+      return constantTimeEqual(Buffer.from(hmacHex(key, secret), 'hex'), Buffer.from(stored.hash, 'hex'));
     },
     async currentKeyId() {
       return current ?? INSTALLATION_KEY_ID;
