@@ -129,7 +129,7 @@ describeEngines('authentication', (get) => {
   let env: SecurityEnv;
   beforeAll(async () => {
     env = await startSecurityEnv(get().db);
-  }, 60_000);
+  }, 120_000);
   afterAll(() => env?.close());
 
   const raw = (path: string, init: RequestInit = {}) => fetch(`${env.url}${path}`, init);

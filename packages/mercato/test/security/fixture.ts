@@ -207,7 +207,7 @@ export async function startSecurityEnv(db: Database): Promise<SecurityEnv> {
   const noteA = marker('note');
   const worker = await startWorker(t.runtime, { heartbeatIntervalMs: 100 });
   const { runId } = await ok('POST', '/api/flows/noisy/run', { input: { note: noteA } });
-  await waitForRun(t.runtime.db, runId, (r) => r.status === 'completed');
+  await waitForRun(t.runtime.db, runId, (r) => r.status === 'completed', 60_000);
   await worker.stop();
   // With the worker stopped, this one stays queued: the lifecycle routes (cancel, delete) have a live run to aim at.
   const { runId: queuedRunId } = await ok('POST', '/api/flows/noisy/run', { input: { note: noteA } });

@@ -209,7 +209,7 @@ describeEngines('tenant matrix', (get) => {
     });
     expect(created.status).toBe(201);
     foreignMcpSecret = created.body.secret;
-  }, 60_000);
+  }, 120_000);
   afterAll(() => env?.close());
 
   const dump = () => dumpDatabase(get().db);
