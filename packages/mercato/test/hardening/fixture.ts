@@ -73,17 +73,23 @@ export const rpc = (method: string, params: Record<string, unknown> = {}, id: nu
   JSON.stringify({ jsonrpc: '2.0', id, method, params });
 
 export interface FloodResult {
+  /** 0 when the connection was reset before an answer arrived (see `reset`). */
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
-  /** Bytes written when the answer's headers arrived. */
+  /** Bytes written when the answer's headers arrived (or the connection was reset). */
   sentAtAnswer: number;
+  /**
+   * The socket error (ECONNRESET, EPIPE) when the server closed the connection before its answer could be read: a server
+   * that answers 413 and closes while the client is still sending may have its answer overtaken by the reset.
+   */
+  reset?: string;
 }
 
 /**
  * Sends `method url` with a chunked body of 'x' bytes, 64 KB at a time (respecting back-pressure), until the server
- * answers or `capBytes` are sent; then stops sending and reads the answer. Rejects when the connection fails before an
- * answer.
+ * answers or `capBytes` are sent; then stops sending and reads the answer. A connection reset before an answer resolves
+ * with status 0 and `reset`; any other failure rejects.
  */
 export function flood(url: string, method: string, headers: Record<string, string>, capBytes: number): Promise<FloodResult> {
   return new Promise((resolve, reject) => {
@@ -102,8 +108,12 @@ export function flood(url: string, method: string, headers: Record<string, strin
         req.destroy();
       });
     });
-    req.on('error', (error) => {
-      if (!answered) reject(error);
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      if (answered) return;
+      answered = true;
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+        resolve({ status: 0, headers: {}, body: '', sentAtAnswer: sent, reset: error.code });
+      else reject(error);
     });
     const pump = () => {
       while (!answered && sent < capBytes) {
