@@ -101,7 +101,7 @@ export function createSecrets(options: CreateSecretsOptions): RotatingSecrets {
   if (!current) {
     if (options.production) {
       throw new SecretError(
-        'ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes) and keep it across deployments',
+        'ENCRYPTION_KEY is required in production (NODE_ENV=production): set it to 64 hex characters (32 bytes), for example the output of `openssl rand -hex 32`, and keep it across deployments',
       );
     }
     if (options.warnPlaintext !== false) options.logger.warn(PLAINTEXT_WARNING);
