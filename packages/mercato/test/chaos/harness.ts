@@ -52,15 +52,31 @@ export const fmt = (ms: number) => (Number.isNaN(ms) ? 'n/a' : ms >= 1000 ? `${(
 
 export interface Proc {
   kind: 'worker' | 'server';
-  child: ChildProcess;
-  pid: number;
+  /** The current child (a start that failed because dist/ was being rebuilt is retried with a new child). */
+  readonly child: ChildProcess;
+  readonly pid: number;
   /** stdout and stderr so far. */
   output(): string;
   ready: Promise<void>;
   isReady(): boolean;
   alive(): boolean;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
+  /** Marks the coming exit as the test's doing (a kill or a stop); any other exit is a crash. */
+  expectExit(): void;
 }
+
+export interface Crash {
+  kind: Proc['kind'];
+  pid: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The end of its output. */
+  output: string;
+}
+
+const crashes: Crash[] = [];
+/** Processes that exited without the test stopping or killing them. */
+export const unexpectedExits = (): readonly Crash[] => crashes;
 
 const processes = new Set<Proc>();
 
@@ -77,41 +93,88 @@ function processEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.
   };
 }
 
+/**
+ * A process that died while loading the CLI because dist/ was swapped under it (another vitest run in the same checkout
+ * rebuilt the package: its global setup renames the new build into place and deletes the old one). That is not Mercato
+ * failing: the process is started again, at most a few times.
+ */
+const REBUILD_RACE = /ERR_MODULE_NOT_FOUND[^\n]*packages\/mercato\/dist\//;
+
 function spawnCli(kind: Proc['kind'], args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp): Proc {
-  const child = spawn(process.execPath, [BIN, ...args, '--config', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let ready = false;
   let gone = false;
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((res) =>
-    child.once('exit', (code, signal) => {
+  let expected = false;
+  let resolveExit!: (value: { code: number | null; signal: NodeJS.Signals | null; at: number }) => void;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((res) => (resolveExit = res));
+  let resolveReady!: () => void;
+  let rejectReady!: (error: Error) => void;
+  const readyPromise = new Promise<void>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
+  });
+  readyPromise.catch(() => {}); // awaited by the caller; a process killed while starting is not an unhandled rejection
+  let child!: ChildProcess;
+
+  const launch = (tries: number) => {
+    child = spawn(process.execPath, [BIN, ...args, '--config', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const current = child;
+    let mine = '';
+    current.stdout!.on('data', (d) => {
+      mine += d;
+      out += d;
+      if (!ready && readyPattern.test(mine)) {
+        ready = true;
+        resolveReady();
+      }
+    });
+    current.stderr!.on('data', (d) => {
+      mine += d;
+      out += d;
+    });
+    current.once('exit', (code, signal) => {
+      if (!ready && !expected && tries < 5 && REBUILD_RACE.test(mine)) {
+        progress(`${kind} ${current.pid} could not load dist/ (rebuilt by another process while it started); starting it again`);
+        setTimeout(() => {
+          if (!expected) return launch(tries + 1);
+          gone = true; // stopped by the test meanwhile
+          rejectReady(new Error(`${kind} stopped before it came up`));
+          resolveExit({ code, signal, at: Date.now() });
+        }, 1000);
+        return;
+      }
       gone = true;
-      res({ code, signal, at: Date.now() });
-    }),
-  );
+      if (!ready) rejectReady(new Error(`${kind} ${current.pid} did not come up (code ${code}, signal ${signal}):\n${out.slice(-3000)}`));
+      if (!expected) {
+        crashes.push({ kind, pid: current.pid!, code, signal, output: out.slice(-3000) });
+        progress(`CRASH: ${kind} ${current.pid} exited on its own (code ${code}, signal ${signal}); its last output:\n${out.slice(-1500)}`);
+      }
+      resolveExit({ code, signal, at: Date.now() });
+    });
+  };
+  launch(1);
+  const timer = setTimeout(() => {
+    if (!ready && !gone) rejectReady(new Error(`${kind} ${child.pid} did not come up within 60 s:\n${out.slice(-3000)}`));
+  }, 60_000);
+  timer.unref();
+
   const proc: Proc = {
     kind,
-    child,
-    pid: child.pid!,
+    get child() {
+      return child;
+    },
+    get pid() {
+      return child.pid!;
+    },
     output: () => out,
-    ready: new Promise<void>((res, rej) => {
-      const deadline = Date.now() + 60_000;
-      const check = () => {
-        if (readyPattern.test(out)) {
-          ready = true;
-          return res();
-        }
-        if (gone || Date.now() > deadline) return rej(new Error(`${kind} ${child.pid} did not come up:\n${out.slice(-3000)}`));
-        setTimeout(check, 25);
-      };
-      check();
-    }),
+    ready: readyPromise,
     isReady: () => ready && !gone,
     alive: () => !gone,
     exited,
+    expectExit: () => {
+      expected = true;
+    },
   };
-  proc.ready.catch(() => {}); // awaited by the caller; a process killed while starting is not an unhandled rejection
   processes.add(proc);
   void exited.then(() => processes.delete(proc));
   return proc;
@@ -138,6 +201,7 @@ export function startServerProcess(databaseUrl: string, port: number, platformOr
 /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
 export async function stopProcess(proc: Proc, graceMs = 20_000) {
   if (!proc.alive()) return proc.exited;
+  proc.expectExit();
   proc.child.kill('SIGTERM');
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
   const result = await proc.exited;
@@ -148,7 +212,10 @@ export async function stopProcess(proc: Proc, graceMs = 20_000) {
 /** Ends every process this file started (SIGKILL: the cluster goes away right after). */
 export async function killAll() {
   const live = [...processes].filter((p) => p.alive());
-  for (const p of live) p.child.kill('SIGKILL');
+  for (const p of live) {
+    p.expectExit();
+    p.child.kill('SIGKILL');
+  }
   await Promise.all(live.map((p) => p.exited));
 }
 

@@ -25,6 +25,7 @@ import {
   sleep,
   startWorkerProcess,
   stopProcess,
+  unexpectedExits,
 } from './harness.ts';
 
 const CHAIN_RUNS = envNumber('MERCATO_CHAOS_SIGTERM_RUNS', 300);
@@ -83,6 +84,7 @@ describeWithCluster('chaos: SIGTERM a worker under load', () => {
       if (Date.now() > deadline) throw new Error(`the victim did not execute chain runs:\n${victim.output()}`);
       await sleep(10);
     }
+    victim.expectExit();
     victim.child.kill('SIGTERM');
     const sigtermAt = Date.now();
     const sigtermDb = await side.now();
@@ -168,5 +170,6 @@ describeWithCluster('chaos: SIGTERM a worker under load', () => {
     expect(audit.resultWithoutExecution, report).toBe(0);
     expect(audit.uncommittedExecutions, report).toBeGreaterThanOrEqual(SLOW_RUNS);
     expect(helperExit.code, report).toBe(0);
+    expect(unexpectedExits(), report).toEqual([]);
   });
 });
