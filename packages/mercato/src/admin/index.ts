@@ -32,15 +32,16 @@ export const APP_BRIDGE_SOURCE = 'https://cdn.shopify.com/shopifycloud/';
 
 /**
  * The Content-Security-Policy of index.html (docs/security.md, "Admin UI"). The built UI is one module script and one
- * stylesheet from /assets/, JSON from this server, and data: images in the stylesheet; the boot config is a JSON data
- * block, which no policy needs to allow. Inside the platform's admin App Bridge is added (script and connections to the
+ * stylesheet from /assets/, JSON from this server, data: images in the stylesheet and style attributes set by Polaris;
+ * the boot config is a JSON data block, which no policy needs to allow. Inside the platform's admin App Bridge is added (script and connections to the
  * platform's hosts) and only that shop's admin and admin.shopify.com may frame the page; elsewhere only the page itself.
  */
 export function adminCsp(embedded?: { shop: string }): string {
   const directives = [
     "default-src 'self'",
     `script-src 'self'${embedded ? ` ${APP_BRIDGE_SOURCE}` : ''}`,
-    "style-src 'self'",
+    // Polaris sets style attributes from its scripts; inline styles cannot run code, scripts stay limited to files
+    "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self'",
     `connect-src 'self'${embedded ? ' https://*.shopify.com' : ''}`,

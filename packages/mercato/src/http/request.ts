@@ -50,7 +50,8 @@ export function apiSecurityHeaders(): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     await next();
     const path = c.req.path;
-    if (path === '/routes' || path.startsWith('/routes/')) return;
+    // A 304's headers update the cached answer's (RFC 9111 §4.3.4): one added here would replace index.html's policy.
+    if (path === '/routes' || path.startsWith('/routes/') || c.res.status === 304) return;
     const headers: Record<string, string> = { 'X-Content-Type-Options': 'nosniff' };
     const type = c.res.headers.get('content-type') ?? '';
     if (!c.res.headers.has('content-security-policy') && !/^text\/html\b/i.test(type)) headers['Content-Security-Policy'] = API_CSP;
