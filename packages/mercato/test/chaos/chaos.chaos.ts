@@ -55,7 +55,10 @@ const CONCURRENCY = envNumber('MERCATO_CHAOS_CONCURRENCY', 10);
 const KILL_EVERY_MS = envNumber('MERCATO_CHAOS_KILL_EVERY_MS', 2000);
 const LATENCY_SAMPLES = envNumber('MERCATO_CHAOS_LATENCY_SAMPLES', 20);
 const LEASE_MS = DEFAULT_WORKER.leaseDurationMs;
-/** A killed worker's runs must be claimed again within this (lease, plus an idle worker's longest poll wait, plus slack). */
+/**
+ * A killed worker's runs must be recovered within this: the lease (from the last heartbeat before the kill), plus an
+ * idle worker's longest poll wait, plus slack. Starting them again can take longer: they queue behind the runs already due.
+ */
 const RECLAIM_BOUND_MS = LEASE_MS + DEFAULT_WORKER.pollMaxIntervalMs + 5_000;
 
 interface Kill {
@@ -263,18 +266,26 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       const latencyAfter = await measureLatency(side, LATENCY_SAMPLES, 'after the PostgreSQL restart (same witness, not restarted)');
 
       // ================================= figures =================================
+      // a killed worker's runs: recovered (its lease expired, a live worker put them back to pending) and then started by
+      // another worker (which also waits for the runs queued before them)
+      const recoveries: number[] = [];
       const reclaims: number[] = [];
       let heldTotal = 0;
       for (const kill of kills) {
         heldTotal += kill.held.length;
         if (kill.held.length === 0) continue;
-        const rows = await side.db.query<{ ms: number }>(sql`
-        select (extract(epoch from min(c.at)) * 1000)::float8 - ${kill.at} as ms
-        from chaos_claims c
-        where c.run_id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(kill.held)}::jsonb))
-          and c.at > to_timestamp(${kill.at / 1000}) and c.lease_owner not like ${`%:${kill.pid}:%`}
-        group by c.run_id`);
-        reclaims.push(...rows.map((r) => r.ms));
+        const held = JSON.stringify(kill.held);
+        const rows = await side.db.query<{ recovered: number | null; claimed: number | null }>(sql`
+          select
+            (select (extract(epoch from min(r.at)) * 1000)::float8 - ${kill.at} from chaos_recoveries r
+              where r.run_id = h.id and r.at > to_timestamp(${kill.at / 1000})) as recovered,
+            (select (extract(epoch from min(c.at)) * 1000)::float8 - ${kill.at} from chaos_claims c
+              where c.run_id = h.id and c.at > to_timestamp(${kill.at / 1000}) and c.lease_owner not like ${`%:${kill.pid}:%`}) as claimed
+          from (select value::uuid as id from jsonb_array_elements_text(${held}::jsonb)) h`);
+        for (const r of rows) {
+          if (r.recovered !== null) recoveries.push(r.recovered);
+          if (r.claimed !== null) reclaims.push(r.claimed);
+        }
       }
       const [runStats] = await side.db.query<{
         total: number;
@@ -338,7 +349,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         `chaos figures (${RUNS} runs, ${KILL_SECONDS} s of chaos, ${WEBHOOKS} webhooks, 3 workers × concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms):`,
         `  runs: ${runStats!.total} (${runStats!.distinctN} distinct inputs), completed ${runStats!.completed}, failed after ${3} lost leases ${runStats!.leaseLost}, other failures ${runStats!.otherFailed}, open ${runStats!.open}, missing ${missing!.n}`,
         `  lost leases (reclaims) ${runStats!.lostLeases}; runs retried after a failed attempt ${runStats!.retried}`,
-        `  kills: ${kills.length} SIGKILLs holding ${heldTotal} runs; reclaimed by another worker ${reclaims.length}: min ${fmt(Math.min(...reclaims))}, p50 ${fmt(percentile(reclaims, 50))}, p90 ${fmt(percentile(reclaims, 90))}, max ${fmt(Math.max(...reclaims))} (kill → claim, database clock)`,
+        `  kills: ${kills.length} SIGKILLs holding ${heldTotal} runs (database clock from each kill): lease expired and run recovered ${recoveries.length}: min ${fmt(Math.min(...recoveries))}, p50 ${fmt(percentile(recoveries, 50))}, max ${fmt(Math.max(...recoveries))}; started by another worker ${reclaims.length}: min ${fmt(Math.min(...reclaims))}, p50 ${fmt(percentile(reclaims, 50))}, p90 ${fmt(percentile(reclaims, 90))}, max ${fmt(Math.max(...reclaims))}`,
         `  longest time a run stayed running with an expired lease (sampled every ${KILL_EVERY_MS} ms): ${fmt(maxOverdueMs)}`,
         `  steps: ${audit.committedSteps} results committed, committed twice ${audit.committedTwice}, result without its execution ${audit.resultWithoutExecution}, executed after commit ${audit.executedAfterCommit}; executions ${audit.executions}, of which not committed (interrupted before the checkpoint or failed, allowed) ${audit.uncommittedExecutions}`,
         `  webhooks: ${outcomes.filter((o) => o.statuses.at(-1) === 200).length}/${WEBHOOKS} answered 200 in the end, ${redelivered.length} needed a redelivery (${redelivered.reduce((s, o) => s + o.statuses.length - 1, 0)} redeliveries); deliveries recorded ${webhookStats!.deliveries}, runs ${webhookStats!.runs}, completed ${webhookStats!.completed} (handled once: ${webhookStats!.handledOnce}), failed after 3 lost leases ${webhookStats!.leaseLost}, handled twice ${webhookStats!.handledTwice}`,
@@ -372,8 +383,10 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       // the chaos did hit runs: kills caught runs in flight and some step executions were interrupted
       expect.soft(kills.length, context).toBeGreaterThan(0);
       expect.soft(reclaims.length, context).toBeGreaterThan(0);
-      // reclaim after the lease, not 30 s (F6), and no expired lease left unrecovered for long
-      expect.soft(Math.max(...reclaims), context).toBeLessThanOrEqual(RECLAIM_BOUND_MS);
+      // every run a killed worker held came back (unless its in-flight final write landed), after the lease, not 30 s (F6)
+      expect.soft(recoveries.length, context).toBeGreaterThanOrEqual(reclaims.length);
+      expect.soft(Math.max(...recoveries), context).toBeLessThanOrEqual(RECLAIM_BOUND_MS);
+      // and no expired lease left unrecovered for long
       expect.soft(maxOverdueMs, context).toBeLessThan(DEFAULT_WORKER.pollMaxIntervalMs * 2);
       // webhooks: every one accepted in the end, recorded once, one run each, handled once
       expect

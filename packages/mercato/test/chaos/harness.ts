@@ -6,7 +6,8 @@
  * - `chaos_effects`: one row per execution of a step of the fixture (written by the step itself, see the fixture);
  * - `chaos_step_commits`: a trigger on `steps` copies every committed write of a completed step result (the row exists
  *   only if the engine's transaction committed), with the database clock;
- * - `chaos_claims`: a trigger on `runs` records every new lease owner (each claim), with the database clock.
+ * - `chaos_claims`: a trigger on `runs` records every new lease owner (each claim), with the database clock;
+ * - `chaos_recoveries`: the same trigger records each expired lease recovered by a worker (the run back to `pending`).
  * The triggers only record; they change nothing the engine reads.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -246,10 +247,15 @@ create trigger chaos_step_commit after insert or update on steps for each row ex
 
 create table chaos_claims (run_id uuid not null, lease_owner text not null, at timestamptz not null default clock_timestamp());
 create index chaos_claims_run_at on chaos_claims (run_id, at);
+create table chaos_recoveries (run_id uuid not null, at timestamptz not null default clock_timestamp());
+create index chaos_recoveries_run_at on chaos_recoveries (run_id, at);
 create function chaos_record_claim() returns trigger language plpgsql as $$
 begin
   if new.lease_owner is not null and new.lease_owner is distinct from old.lease_owner then
     insert into chaos_claims (run_id, lease_owner) values (new.id, new.lease_owner);
+  end if;
+  if new.lost_leases > old.lost_leases then
+    insert into chaos_recoveries (run_id) values (new.id);
   end if;
   return null;
 end $$;
