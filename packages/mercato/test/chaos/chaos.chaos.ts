@@ -162,6 +162,14 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       let serverRestart: Promise<void> | undefined;
       let serverRestarted = false;
       let replacedCrashed = 0;
+      /** How long replacement workers took to start (spawn → ready line), ms. */
+      const startups: number[] = [];
+      const replacement = () => {
+        const spawnedAt = Date.now();
+        const proc = startWorkerProcess(url, CONCURRENCY);
+        void proc.ready.then(() => startups.push(Date.now() - spawnedAt)).catch(() => {});
+        return proc;
+      };
       /** A server that died on its own (a crash: reported at the end) is started again, so the other checks still run. */
       const reviveServer = () => {
         if (!serverRestarted || server.alive()) return;
@@ -216,7 +224,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
             .query<{ id: string }>(sql`select id from runs where status = 'running' and lease_owner like ${`%:${victim.pid}:%`}`)
             .catch(() => []);
           kills.push({ pid: victim.pid, at, held: held.map((r) => r.id) });
-          slots[index] = startWorkerProcess(url, CONCURRENCY);
+          slots[index] = replacement();
         }
 
         try {
@@ -353,6 +361,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         `  longest time a run stayed running with an expired lease (sampled every ${KILL_EVERY_MS} ms): ${fmt(maxOverdueMs)}`,
         `  steps: ${audit.committedSteps} results committed, committed twice ${audit.committedTwice}, result without its execution ${audit.resultWithoutExecution}, executed after commit ${audit.executedAfterCommit}; executions ${audit.executions}, of which not committed (interrupted before the checkpoint or failed, allowed) ${audit.uncommittedExecutions}`,
         `  webhooks: ${outcomes.filter((o) => o.statuses.at(-1) === 200).length}/${WEBHOOKS} answered 200 in the end, ${redelivered.length} needed a redelivery (${redelivered.reduce((s, o) => s + o.statuses.length - 1, 0)} redeliveries); deliveries recorded ${webhookStats!.deliveries}, runs ${webhookStats!.runs}, completed ${webhookStats!.completed} (handled once: ${webhookStats!.handledOnce}), failed after 3 lost leases ${webhookStats!.leaseLost}, handled twice ${webhookStats!.handledTwice}`,
+        `  a replacement worker took p50 ${fmt(percentile(startups, 50))} (max ${fmt(Math.max(...startups))}) to start; ticks without a ready victim ${skippedKills}`,
         `  PostgreSQL restart ${fmt(pgRestartMs)}; server down ${fmt(serverDowntimeMs)} (kill → listening); processes that exited on their own ${unexpectedExits().length} (started again: ${replacedCrashed})`,
         `  dispatch → start latency on the witness: before p50 ${fmt(p50Before)} / max ${fmt(Math.max(...latencyBefore))}; after p50 ${fmt(p50After)} / max ${fmt(Math.max(...latencyAfter))}`,
       ].join('\n');
