@@ -3,7 +3,8 @@
  * 1. the body is read as bytes, at most 5 MB (413 while reading, before a signature can be computed); the HMAC
  *    (`X-Shopify-Hmac-Sha256`, base64 HMAC-SHA256 of the raw body bytes) must match one of the apps' secrets — 401
  *    before any header is looked at or the body parsed;
- * 2. the headers are checked (topic, shop domain, webhook id) and the body must be JSON — else 400;
+ * 2. the headers are checked (topic, shop domain, webhook id) and the body must be JSON nested at most 256 levels
+ *    (MAX_JSON_DEPTH of http/body.ts) — else 400;
  * 3. a topic with a handler is dispatched as a run of `webhook:<topic>` (trigger `webhook`) in the same transaction
  *    that records the delivery id, so a delivery is enqueued exactly once: a webhook id (or an event id of the same
  *    topic) already accepted for the app is acknowledged with 200 and ignored;
@@ -17,6 +18,7 @@ import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
+import { parseJsonText } from '../http/body.ts';
 import { PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
@@ -77,12 +79,14 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const topic = h['X-Shopify-Topic'];
       const shop = h['X-Shopify-Shop-Domain'];
       const webhookId = h['X-Shopify-Webhook-Id'];
-      let payload: unknown;
+      let text: string;
       try {
-        payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
       } catch {
         throw new InvalidInputError('Webhook body must be JSON');
       }
+      // JSON, nested at most MAX_JSON_DEPTH levels (deeper is a 400: nothing recursive downstream sees it)
+      const payload = parseJsonText(text, 'Webhook body');
 
       const delivery: WebhookDeliveryRecord = {
         appHandle: signer.handle,
