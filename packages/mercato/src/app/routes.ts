@@ -56,9 +56,14 @@ export type RouteHandler<Auth = unknown, P extends ProvidersMap = ProvidersMap> 
   ctx: RouteContext<Auth, P>,
 ) => Response | Promise<Response>;
 
-export type RouteDefinition<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = { auth: RouteAuth<Auth, P> } & Partial<
-  Record<RouteMethod, RouteHandler<Auth, P>>
->;
+export type RouteDefinition<Auth extends {} = {}, P extends ProvidersMap = ProvidersMap> = {
+  auth: RouteAuth<Auth, P>;
+  /**
+   * Largest request body, in bytes (default 1,000,000). A longer body is answered 413 `{ error }`: by its
+   * Content-Length before the auth step, or as soon as a read passes the limit (chunked bodies are counted while read).
+   */
+  bodyLimit?: number;
+} & Partial<Record<RouteMethod, RouteHandler<Auth, P>>>;
 
 /**
  * Gives a route file its types: `export default defineRoute({ auth: 'none', GET(request, ctx) { … } })`. For provider

@@ -8,6 +8,7 @@ import type { ShopContext } from './types.ts';
 import { type RoutesDeps, mountRoutes } from './router.ts';
 
 export { defineRoute } from './types.ts';
+export { DEFAULT_ROUTE_BODY_LIMIT } from './body-limit.ts';
 export { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError, InvalidShopError, ShopNotInstalledError } from './errors.ts';
 export type { InstallationLookup } from './for-shop.ts';
 

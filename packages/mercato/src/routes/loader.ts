@@ -1,6 +1,7 @@
 /**
  * Finds route files and maps them to paths: `index.ts` → the folder's path, `callback.ts` → `/routes/callback`,
- * `[id].ts` → `:id`; names starting with `_` are ignored. Two files on one path, or a file without `auth`, fail start-up
+ * `[id].ts` → `:id`; names starting with `_` are ignored. Two files on one path, a file without `auth`, or a
+ * `bodyLimit` that is not a whole number of bytes above 0, fail start-up
  * (every problem is listed; `mercato check` reports them too). Static segments are matched before parameters, depth by depth.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -132,6 +133,9 @@ export async function inspectRoutes(
       problems.push(`${name}: auth must be 'none' or a function`);
       continue;
     }
+    const { bodyLimit } = definition as { bodyLimit?: unknown };
+    if (bodyLimit !== undefined && !(typeof bodyLimit === 'number' && Number.isSafeInteger(bodyLimit) && bodyLimit > 0))
+      problems.push(`${name}: bodyLimit must be a whole number of bytes above 0`);
     const methods = ROUTE_METHODS.filter((m) => (definition as Record<string, unknown>)[m] !== undefined);
     for (const m of methods)
       if (typeof (definition as Record<string, unknown>)[m] !== 'function') problems.push(`${name}: ${m} must be a function`);

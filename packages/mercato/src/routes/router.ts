@@ -1,11 +1,13 @@
 /**
- * Serves the loaded route files under /routes/*: method dispatch (405 with Allow), the per-route auth step on a
- * cloned request, the handler with its context, and a logged generic 500 for anything thrown (Mercato's typed errors
- * included: a route catches those itself, see ./errors.ts) or a non-Response result.
+ * Serves the loaded route files under /routes/*: method dispatch (405 with Allow), the body limit (413, see
+ * ./body-limit.ts), the per-route auth step on a cloned request, the handler with its context, and a logged generic
+ * 500 for anything thrown (Mercato's typed errors included: a route catches those itself, see ./errors.ts) or a
+ * non-Response result.
  */
 import type { Context, Hono } from 'hono';
 import { INTERNAL_ERROR_MESSAGE } from '../http/errors.ts';
 import type { Logger } from '../logger.ts';
+import { DEFAULT_ROUTE_BODY_LIMIT, declaredTooLarge, limitRequestBody } from './body-limit.ts';
 import type { LoadedRoute } from './loader.ts';
 import type { ForShop, RouteContext, RouteDispatchOptions, RouteMethod } from './types.ts';
 import type { DispatchResult } from '../app/types.ts';
@@ -25,10 +27,19 @@ function allowed(route: LoadedRoute): RouteMethod[] {
   return methods;
 }
 
+/** Answers `replacement` instead of a route's Response, releasing that Response's body. */
+function discarded(result: unknown, replacement: Response): Response {
+  if (result instanceof Response) result.body?.cancel().catch(() => {});
+  return replacement;
+}
+
 export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesDeps): void {
   for (const route of routes) {
     const allow = allowed(route);
     const relPath = route.file;
+    const limit = route.definition.bodyLimit ?? DEFAULT_ROUTE_BODY_LIMIT;
+    // The rest of the body is not read: the client is asked to close the connection (as /api and /mcp do).
+    const tooLarge = () => json({ error: `Request body must be at most ${limit} bytes` }, 413, { Connection: 'close' });
     app.all(route.path, async (c: Context) => {
       const requestId = String(c.get('requestId') ?? '');
       const method = c.req.method.toUpperCase() as RouteMethod;
@@ -37,9 +48,13 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         return json({ error: `Method ${c.req.method} not allowed` }, 405, { Allow: allow.join(', ') });
       }
       const params = c.req.param() as Record<string, string>;
-      const request = c.req.raw;
+      if (declaredTooLarge(c.req.raw, limit)) return tooLarge();
+      const body = limitRequestBody(c.req.raw, limit);
+      const request = body.request;
       // spec rule 5: whatever is thrown (our typed errors too) is logged and answered with a generic 500
       const fail = (stage: string, error: unknown) => {
+        // a body read that passed the limit fails whatever read it: the answer is the 413, not the route's error
+        if (body.exceeded()) return tooLarge();
         deps.logger.error({ err: error, requestId, route: route.path, file: relPath, stage }, `public route ${stage} failed`);
         return json({ error: INTERNAL_ERROR_MESSAGE, requestId }, 500);
       };
@@ -50,6 +65,8 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         } catch (error) {
           return fail('auth', error);
         }
+        // the auth step saw a cut body (and may have caught the read's error): whatever it decided, the answer is 413
+        if (body.exceeded()) return discarded(authResult, tooLarge());
         // spec rule 4: null → 401, a Response → sent as is, any other value (undefined too) → ctx.auth
         if (authResult === null) return json({ error: 'Unauthorized' }, 401);
         if (authResult instanceof Response) return authResult;
@@ -61,6 +78,7 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
       } catch (error) {
         return fail('handler', error);
       }
+      if (body.exceeded()) return discarded(response, tooLarge());
       if (!(response instanceof Response)) {
         return fail(
           'handler',
