@@ -41,6 +41,7 @@ import {
   openTestSide,
   percentile,
   progress,
+  settle,
   sleep,
   startServerProcess,
   startWorkerProcess,
@@ -91,9 +92,9 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
   });
 
   afterAll(async () => {
-    await killAll();
-    await side?.close().catch(() => {});
-    await sim?.close().catch(() => {});
+    await settle('stopping the processes', killAll);
+    await settle("closing the test process's runtime and pool", async () => side?.close());
+    await settle('closing the platform simulator', async () => sim?.close());
     await cluster?.destroy();
   });
 

@@ -48,6 +48,27 @@ export function percentile(values: number[], p: number): number {
 
 export const fmt = (ms: number) => (Number.isNaN(ms) ? 'n/a' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
 
+/**
+ * Waits for a clean-up step for at most `ms`, so that one step that hangs cannot keep the others (stopping the cluster)
+ * from running; says which one hung.
+ */
+export async function settle(label: string, work: () => Promise<unknown>, ms = 30_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((res) => (timer = setTimeout(() => res('timeout'), ms)));
+  const outcome = await Promise.race([
+    work().then(
+      () => 'done' as const,
+      (error: unknown) => {
+        progress(`clean-up: ${label} failed: ${(error as Error)?.message ?? String(error)}`);
+        return 'failed' as const;
+      },
+    ),
+    timeout,
+  ]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') progress(`clean-up: ${label} did not finish within ${ms / 1000} s; going on`);
+}
+
 // ---------------------------------------------------------------------------------------------
 // CLI processes
 

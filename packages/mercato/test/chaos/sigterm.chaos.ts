@@ -22,6 +22,7 @@ import {
   openRuns,
   openTestSide,
   progress,
+  settle,
   sleep,
   startWorkerProcess,
   stopProcess,
@@ -46,8 +47,8 @@ describeWithCluster('chaos: SIGTERM a worker under load', () => {
   });
 
   afterAll(async () => {
-    await killAll();
-    await side?.close().catch(() => {});
+    await settle('stopping the processes', killAll);
+    await settle("closing the test process's runtime and pool", async () => side?.close());
     await cluster?.destroy();
   });
 
