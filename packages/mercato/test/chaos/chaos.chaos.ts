@@ -158,6 +158,33 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       const kills: Kill[] = [];
       let skippedKills = 0;
       let pgRestartMs = Number.NaN;
+      let openTransactionOutcome = 'not run';
+      /**
+       * The PostgreSQL restart, with a transaction of the product's Database open in this process across it (the
+       * dispatchers may or may not be between two statements at that moment; this one always is). The transaction must
+       * fail, cleanly: a connection error emitted on a pool client that nothing listens to is an uncaught exception, which
+       * crashes a `mercato start` process and fails this run (vitest reports "Uncaught Exception: terminating connection
+       * due to administrator command"; finding F8).
+       */
+      const restartPostgres = async () => {
+        let release!: () => void;
+        const restarted = new Promise<void>((r) => (release = r));
+        const open = side.db
+          .transaction(async (exec) => {
+            await exec(sql`select 1`);
+            await restarted;
+            await exec(sql`select 1`);
+          })
+          .then(
+            () => 'committed (unexpected: PostgreSQL restarted under it)',
+            (error: unknown) => `failed: ${(error as Error).message.split('\n')[0]}`,
+          );
+        await sleep(50);
+        const ms = await cluster.restart();
+        release();
+        openTransactionOutcome = await open;
+        return ms;
+      };
       let pgRestartAt = 0;
       let serverDowntimeMs = Number.NaN;
       let serverRestart: Promise<void> | undefined;
@@ -200,7 +227,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         }
         if (!pgRestartAt && serverRestarted && elapsed() >= phaseMs * 0.55) {
           pgRestartAt = Date.now();
-          pgRestartMs = await cluster.restart();
+          pgRestartMs = await restartPostgres();
           progress(`PostgreSQL restarted (pg_ctl restart -m fast) in ${fmt(pgRestartMs)}`);
         }
 
@@ -248,7 +275,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       if (!pgRestartAt) {
         // the machine was too slow for the server to come back before the end of the phase: restart PostgreSQL now
         pgRestartAt = Date.now();
-        pgRestartMs = await cluster.restart();
+        pgRestartMs = await restartPostgres();
         progress(`PostgreSQL restarted (pg_ctl restart -m fast, after the phase) in ${fmt(pgRestartMs)}`);
       }
       for (const i of [1, 2]) if (!slots[i]!.alive()) slots[i] = startWorkerProcess(url, CONCURRENCY);
@@ -363,6 +390,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         `  steps: ${audit.committedSteps} results committed, committed twice ${audit.committedTwice}, result without its execution ${audit.resultWithoutExecution}, executed after commit ${audit.executedAfterCommit}; executions ${audit.executions}, of which not committed (interrupted before the checkpoint or failed, allowed) ${audit.uncommittedExecutions}`,
         `  webhooks: ${outcomes.filter((o) => o.statuses.at(-1) === 200).length}/${WEBHOOKS} answered 200 in the end, ${redelivered.length} needed a redelivery (${redelivered.reduce((s, o) => s + o.statuses.length - 1, 0)} redeliveries); deliveries recorded ${webhookStats!.deliveries}, runs ${webhookStats!.runs}, completed ${webhookStats!.completed} (handled once: ${webhookStats!.handledOnce}), failed after 3 lost leases ${webhookStats!.leaseLost}, handled twice ${webhookStats!.handledTwice}`,
         `  a replacement worker took p50 ${fmt(percentile(startups, 50))} (max ${fmt(Math.max(...startups))}) to start; ticks without a ready victim ${skippedKills}`,
+        `  transaction open in the test process across the restart: ${openTransactionOutcome}`,
         `  PostgreSQL restart ${fmt(pgRestartMs)}; server down ${fmt(serverDowntimeMs)} (kill → listening); processes that exited on their own ${unexpectedExits().length} (started again: ${replacedCrashed})`,
         `  dispatch → start latency on the witness: before p50 ${fmt(p50Before)} / max ${fmt(Math.max(...latencyBefore))}; after p50 ${fmt(p50After)} / max ${fmt(Math.max(...latencyAfter))}`,
       ].join('\n');
@@ -414,6 +442,8 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       expect.soft(webhookStats!.handledOnce, context).toBe(webhookStats!.completed);
       // F1: the witness hears NOTIFY again after the restart: latency back to normal without a process restart
       expect.soft(p50After, context).toBeLessThanOrEqual(Math.max(100, 5 * p50Before));
+      // the transaction open across the restart failed (and was reported to its caller, not as an uncaught error)
+      expect.soft(openTransactionOutcome, context).toMatch(/^failed: /);
       // no process died on its own (a PostgreSQL restart must not crash the server, a worker or the test process's runtime)
       expect
         .soft(
