@@ -45,6 +45,7 @@ import {
   sleep,
   startServerProcess,
   startWorkerProcess,
+  startRetries,
   stopProcess,
   unexpectedExits,
 } from './harness.ts';
@@ -391,7 +392,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         `  webhooks: ${outcomes.filter((o) => o.statuses.at(-1) === 200).length}/${WEBHOOKS} answered 200 in the end, ${redelivered.length} needed a redelivery (${redelivered.reduce((s, o) => s + o.statuses.length - 1, 0)} redeliveries); deliveries recorded ${webhookStats!.deliveries}, runs ${webhookStats!.runs}, completed ${webhookStats!.completed} (handled once: ${webhookStats!.handledOnce}), failed after 3 lost leases ${webhookStats!.leaseLost}, handled twice ${webhookStats!.handledTwice}`,
         `  a replacement worker took p50 ${fmt(percentile(startups, 50))} (max ${fmt(Math.max(...startups))}) to start; ticks without a ready victim ${skippedKills}`,
         `  transaction open in the test process across the restart: ${openTransactionOutcome}`,
-        `  PostgreSQL restart ${fmt(pgRestartMs)}; server down ${fmt(serverDowntimeMs)} (kill → listening); processes that exited on their own ${unexpectedExits().length} (started again: ${replacedCrashed})`,
+        `  PostgreSQL restart ${fmt(pgRestartMs)}; server down ${fmt(serverDowntimeMs)} (kill → listening); processes that exited on their own ${unexpectedExits().length} (started again: ${replacedCrashed}); start-ups retried ${startRetries().length}${startRetries().length ? ` (${[...new Set(startRetries().map((r) => r.reason))].join('; ')})` : ''}`,
         `  dispatch → start latency on the witness: before p50 ${fmt(p50Before)} / max ${fmt(Math.max(...latencyBefore))}; after p50 ${fmt(p50After)} / max ${fmt(Math.max(...latencyAfter))}`,
       ].join('\n');
       progress(report);

@@ -116,11 +116,22 @@ function processEnv(databaseUrl: string, extra: Record<string, string>): NodeJS.
 }
 
 /**
- * A process that died while loading the CLI because dist/ was swapped under it (another vitest run in the same checkout
- * rebuilt the package: its global setup renames the new build into place and deletes the old one). That is not Mercato
- * failing: the process is started again, at most a few times.
+ * Why a process that exited before it was ready may be started again (at most a few times), instead of counting as a
+ * crash: dist/ was swapped under it while it loaded (another vitest run in the same checkout rebuilt the package), or
+ * PostgreSQL was restarting at that moment (a `mercato worker`/`start` that cannot connect at start-up exits 1, for its
+ * supervisor to start it again). Both are counted and printed (`startRetries()`).
  */
-const REBUILD_RACE = /ERR_MODULE_NOT_FOUND[^\n]*packages\/mercato\/dist\//;
+const RETRYABLE_START: Array<[RegExp, string]> = [
+  [/ERR_MODULE_NOT_FOUND[^\n]*packages\/mercato\/dist\//, 'dist/ rebuilt by another process while it loaded'],
+  [
+    /ECONNREFUSED|the database system is (?:shutting down|starting up)|terminating connection due to administrator command/,
+    'PostgreSQL unreachable at start-up',
+  ],
+];
+
+const retries: Array<{ kind: Proc['kind']; pid: number; reason: string }> = [];
+/** Processes that exited before they were ready for a reason in RETRYABLE_START, and were started again. */
+export const startRetries = (): ReadonlyArray<{ kind: Proc['kind']; pid: number; reason: string }> => retries;
 
 function spawnCli(kind: Proc['kind'], args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp): Proc {
   let out = '';
@@ -155,8 +166,10 @@ function spawnCli(kind: Proc['kind'], args: string[], env: NodeJS.ProcessEnv, re
       out += d;
     });
     current.once('exit', (code, signal) => {
-      if (!ready && !expected && tries < 5 && REBUILD_RACE.test(mine)) {
-        progress(`${kind} ${current.pid} could not load dist/ (rebuilt by another process while it started); starting it again`);
+      const retryable = RETRYABLE_START.find(([pattern]) => pattern.test(mine))?.[1];
+      if (!ready && !expected && tries < 5 && retryable) {
+        retries.push({ kind, pid: current.pid!, reason: retryable });
+        progress(`${kind} ${current.pid} exited before it was ready (${retryable}); starting it again`);
         setTimeout(() => {
           if (!expected) return launch(tries + 1);
           gone = true; // stopped by the test meanwhile
