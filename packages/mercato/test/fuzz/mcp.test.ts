@@ -10,6 +10,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import {
   type FuzzRequest,
   type FuzzServer,
+  HEAP_GROWTH_BOUND_MB,
   RSS_GROWTH_BOUND_MB,
   casesFor,
   checkAnswer,
@@ -219,7 +220,8 @@ describeEngines('fuzz: POST /mcp over HTTP', (get) => {
         }),
         fuzzParams(CASES),
       );
-      const { rssGrowthMb } = stats.finish(`/mcp [${get().kind}]`);
+      const { rssGrowthMb, heapGrowthMb } = stats.finish(`/mcp [${get().kind}]`);
+      expect(heapGrowthMb).toBeLessThan(HEAP_GROWTH_BOUND_MB);
       expect(rssGrowthMb).toBeLessThan(RSS_GROWTH_BOUND_MB);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     },

@@ -15,6 +15,7 @@ import {
   type FuzzRequest,
   type FuzzServer,
   OTHER_SHOP,
+  HEAP_GROWTH_BOUND_MB,
   RSS_GROWTH_BOUND_MB,
   SHOP,
   casesFor,
@@ -162,7 +163,8 @@ describeEngines('fuzz: /routes/* over HTTP', (get) => {
         }),
         fuzzParams(CASES),
       );
-      const { rssGrowthMb } = stats.finish(`/routes [${get().kind}]`);
+      const { rssGrowthMb, heapGrowthMb } = stats.finish(`/routes [${get().kind}]`);
+      expect(heapGrowthMb).toBeLessThan(HEAP_GROWTH_BOUND_MB);
       expect(rssGrowthMb).toBeLessThan(RSS_GROWTH_BOUND_MB);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     },

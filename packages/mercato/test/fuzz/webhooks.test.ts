@@ -14,6 +14,7 @@ import {
   type FuzzRequest,
   type FuzzServer,
   OTHER_SHOP,
+  HEAP_GROWTH_BOUND_MB,
   RSS_GROWTH_BOUND_MB,
   SHOP,
   casesFor,
@@ -130,7 +131,8 @@ describeEngines('fuzz: POST /webhooks over HTTP', (get) => {
         }),
         fuzzParams(CASES),
       );
-      const { rssGrowthMb } = stats.finish(`/webhooks [${get().kind}]`);
+      const { rssGrowthMb, heapGrowthMb } = stats.finish(`/webhooks [${get().kind}]`);
+      expect(heapGrowthMb).toBeLessThan(HEAP_GROWTH_BOUND_MB);
       expect(rssGrowthMb).toBeLessThan(RSS_GROWTH_BOUND_MB);
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     },
