@@ -86,6 +86,7 @@ export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(
     worker: { ...DEFAULT_WORKER, ...definedOnly(config.worker) },
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...definedOnly(config.retryPolicy) },
     onError: config.onError,
+    rateLimits: config.rateLimits,
   };
 }
 

@@ -12,6 +12,7 @@ import { checkMcp } from './validate/mcp.ts';
 import { checkExperimental, checkOnError, checkPages, checkShopify, checkWebhooks } from './validate/options.ts';
 import { checkFunctions, checkProviders } from './validate/providers.ts';
 import { at, checkKnownKeys, got, isPlainObject, Problems } from './validate/util.ts';
+import { checkRateLimits } from './validate/rate-limits.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -37,6 +38,7 @@ export const CONFIG_KEYS = [
   'worker',
   'retryPolicy',
   'onError',
+  'rateLimits',
 ] as const;
 /** Options `defineApp` accepts. */
 export const BASE_KEYS = ['providers', 'pages'] as const;
@@ -67,6 +69,7 @@ export function collectConfigProblems(base: AppBase<any>, config: AppConfigInput
   checkWorker(problems, config.worker);
   if (config.retryPolicy !== undefined) checkRetryPolicy(problems, 'retryPolicy', config.retryPolicy);
   checkOnError(problems, config.onError);
+  checkRateLimits(problems, config.rateLimits);
   return problems.list;
 }
 

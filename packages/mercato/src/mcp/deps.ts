@@ -54,7 +54,7 @@ export interface McpPlatformIntegration {
 
 export interface McpDeps {
   db: Database;
-  config: Pick<ResolvedConfig<any, any>, 'retryPolicy'> & { mcp: Required<McpConfig> };
+  config: Pick<ResolvedConfig<any, any>, 'retryPolicy' | 'rateLimits'> & { mcp: Required<McpConfig> };
   registry: FlowRegistry;
   dispatch: DispatchFn;
   logger: Logger;

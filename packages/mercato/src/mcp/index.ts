@@ -11,6 +11,7 @@ import { type McpCatalog, createCatalog } from './catalog.ts';
 import { MCP_TIMEOUT_MS, type McpDeps } from './deps.ts';
 import { createEndpoint } from './endpoint.ts';
 import { createExecutor } from './execute.ts';
+import { resolveRateLimits } from '../http/rate-limit.ts';
 import { mcpApi } from './router.ts';
 import { createSecretHasher } from './secret.ts';
 import { loadInstallationKey } from './store.ts';
@@ -65,6 +66,7 @@ export function createMcp(deps: McpDeps): Mcp {
     appOrigins,
     logger: deps.logger,
     events: deps.events,
+    rateLimit: resolveRateLimits(deps.config.rateLimits).mcpPerToken,
   });
   return {
     catalog,

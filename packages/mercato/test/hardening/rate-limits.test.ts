@@ -11,14 +11,11 @@ import { checkRateLimits } from '../../src/app/validate/rate-limits.ts';
 import { Problems } from '../../src/app/validate/util.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { MAX_BUCKETS, TokenBuckets, resolveRateLimits } from '../../src/http/rate-limit.ts';
-import { createHttpApp, startHttpServer } from '../../src/http/server.ts';
 import type { ApiEnv } from '../../src/http/types.ts';
-import { createEndpoint } from '../../src/mcp/endpoint.ts';
-import { createExecutor } from '../../src/mcp/execute.ts';
-import { apiGroups, mcpOf } from '../../src/serve.ts';
 import { OTHER_SHOP, type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
 import { bearer, startTestServer, tokenFor } from '../http/helpers.ts';
 import { createMcpToken, instance, rpc } from './fixture.ts';
+import { defineApp } from '../../src/app/app.ts';
 
 describe('token bucket', () => {
   it('lets `burst` requests through at once, then one per 60/requestsPerMinute seconds, and says when to come back', () => {
@@ -158,23 +155,13 @@ describeEngines('per MCP token on POST /mcp over HTTP', (get) => {
   let t: TestRuntime;
   let url: string;
   beforeAll(async () => {
-    t = await startTestRuntime(instance, get().db, { env: { PLATFORM_ORIGIN: 'http://127.0.0.1:9' } });
-    const mcp = mcpOf(t.runtime);
-    // The endpoint as createMcp builds it, with `rateLimit` set as rateLimits.mcp.perToken gives it.
-    const endpoint = createEndpoint({
-      catalog: mcp.catalog,
-      executor: createExecutor({ db: t.runtime.db, logger: t.runtime.logger, timeoutMs: 5000 }),
-      version: t.runtime.version,
-      enabled: true,
-      tokens: mcp.tokens,
-      appOrigins: new Set(),
-      logger: t.runtime.logger,
-      rateLimit: { requestsPerMinute: 20, burst: 2 },
+    // the option as an app sets it: defineConfig validates it, the real app (buildApp) hands it to the MCP endpoint
+    const limited = defineApp().defineConfig({
+      ...(Object.fromEntries(Object.entries(instance.config).filter(([key]) => key !== 'providers')) as typeof instance.config),
+      rateLimits: { mcp: { perToken: { requestsPerMinute: 20, burst: 2 } } },
     });
-    const app = createHttpApp(t.runtime, { groups: apiGroups(t.runtime), extra: (a) => a.all('/mcp', endpoint) });
-    const server = await startHttpServer(app, { port: 0, hostname: '127.0.0.1' });
-    t.runtime.onClose(() => server.close());
-    url = server.url;
+    t = await startTestRuntime(limited, get().db, { http: true, env: { PLATFORM_ORIGIN: 'http://127.0.0.1:9' } });
+    url = t.url!;
   });
   afterAll(() => t?.close());
   const post = (secret: string) =>
