@@ -106,6 +106,43 @@ function transactionsOf(orm: Orm): Database['transaction'] {
   };
 }
 
+/**
+ * `Database.transaction` on PostgreSQL, on a client of its own: BEGIN, COMMIT and ROLLBACK inside one try/finally, so
+ * a client whose connection broke (a server restart between two statements, a failed BEGIN) is always released, with
+ * the error, and the pool discards it instead of lending it again or losing it (drizzle's own transaction does not
+ * release a client whose BEGIN failed: after a few restarts the pool was exhausted).
+ */
+function pgTransactions(pool: import('pg').Pool, drizzle: typeof import('drizzle-orm/node-postgres').drizzle): Database['transaction'] {
+  return async (fn) => {
+    const client = await pool.connect().catch((error: unknown) => {
+      throw unwrapDbError(error);
+    });
+    let broken: Error | undefined;
+    const failed = (error: unknown) => {
+      broken = error instanceof Error ? error : new Error(String(error));
+      return unwrapDbError(error);
+    };
+    try {
+      await client.query('begin').catch((error: unknown) => {
+        throw failed(error);
+      });
+      let result;
+      try {
+        result = await fn(executorOf(drizzle({ client }) as unknown as Orm));
+      } catch (error) {
+        await client.query('rollback').catch(failed);
+        throw unwrapDbError(error);
+      }
+      await client.query('commit').catch((error: unknown) => {
+        throw failed(error);
+      });
+      return result;
+    } finally {
+      client.release(broken);
+    }
+  };
+}
+
 /** The driver error behind a drizzle error, when there is one. */
 export function unwrapDbError(error: unknown): unknown {
   const cause = (error as { cause?: unknown })?.cause;
@@ -174,9 +211,21 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   const { drizzle } = await import('drizzle-orm/node-postgres');
   // bigint (int8) as number, numeric stays string; timestamps parsed by pg as Date.
   pg.types.setTypeParser(20, (v: string) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, application_name: options.applicationName ?? 'mercato' });
+  // a server that drops packets instead of refusing: fail the connect after 10 s (answered 503) rather than hang
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    application_name: options.applicationName ?? 'mercato',
+    connectionTimeoutMillis: 10_000,
+  });
   pool.on('error', () => {
     /* idle client errors (server restart): the pool replaces the client */
+  });
+  // A client checked out of the pool (inside a transaction, between two statements) has no listener of the pool's: a
+  // server restart would raise an uncaught 'error' event and end the process. The statement in flight rejects to its
+  // caller anyway; the broken client is released with that error and discarded.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
   });
   const orm = drizzle({ client: pool }) as unknown as Orm;
   let closed = false;
@@ -186,7 +235,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     kind: 'postgres',
     orm,
     query: executorOf(orm),
-    transaction: transactionsOf(orm),
+    transaction: pgTransactions(pool, drizzle),
     async exec(sqlText) {
       await pool.query(sqlText);
     },

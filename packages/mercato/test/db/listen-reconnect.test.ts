@@ -120,4 +120,34 @@ describe.skipIf(!process.env.DATABASE_URL)('LISTEN after the connection drops [p
       await runtimeDb.close();
     }
   });
+
+  it('a transaction cut off mid-way rejects to its caller (no uncaught error) and the pool lends healthy clients afterwards', async () => {
+    // pool of 2: a client leaked by a failed BEGIN or COMMIT would exhaust it within a few rounds
+    const small = await openDatabase({ url: proxy.urlFor(test.url!), poolSize: 2 });
+    try {
+      for (let round = 0; round < 4; round++) {
+        let entered!: () => void;
+        const inside = new Promise<void>((r) => (entered = r));
+        const held = small.transaction(async (exec) => {
+          await exec(sql`select 1`);
+          entered();
+          await new Promise((r) => setTimeout(r, 300));
+          return exec(sql`select 2`);
+        });
+        await inside;
+        proxy.cut();
+        await expect(held).rejects.toThrow();
+        // a BEGIN on a refused connection fails too, and gives its client back
+        await expect(small.transaction((exec) => exec(sql`select 3`))).rejects.toThrow();
+        proxy.resume();
+        const [row] = await small.transaction((exec) => exec<{ n: number }>(sql`select 4 as n`));
+        expect(row.n).toBe(4);
+      }
+      const all = await Promise.all([1, 2, 3, 4].map((n) => small.transaction((exec) => exec<{ n: number }>(sql`select ${n}::int as n`))));
+      expect(all.map(([r]) => r.n)).toEqual([1, 2, 3, 4]);
+    } finally {
+      proxy.resume();
+      await small.close();
+    }
+  });
 });
