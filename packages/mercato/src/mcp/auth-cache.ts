@@ -47,20 +47,40 @@ export function authCacheFor(db: Database, logger: Logger): AuthCache {
   let epoch = 0;
   let listening = false;
   let starting: Promise<void> | undefined;
+  let connected = true;
   const drop = (id: string) => {
     epoch++;
     entries.delete(id);
   };
   const listen = () => {
-    starting ??= db.listen(TOKENS_CHANNEL, drop).then(
-      () => {
-        listening = true;
-      },
-      (error: unknown) => {
-        starting = undefined;
-        logger.warn({ err: error }, 'MCP token cache: cannot listen for invalidations; reading tokens from the database on every request');
-      },
-    );
+    starting ??= db
+      .listen(TOKENS_CHANNEL, drop, {
+        // while the LISTEN connection is away, invalidations from other processes are not heard: cache nothing
+        onLost: () => {
+          connected = false;
+          listening = false;
+          epoch++;
+          entries.clear();
+        },
+        onRestored: () => {
+          connected = true;
+          epoch++;
+          entries.clear();
+          listening = true;
+        },
+      })
+      .then(
+        () => {
+          listening = connected;
+        },
+        (error: unknown) => {
+          starting = undefined;
+          logger.warn(
+            { err: error },
+            'MCP token cache: cannot listen for invalidations; reading tokens from the database on every request',
+          );
+        },
+      );
   };
   cache = {
     get(id, now, ttlMs) {

@@ -11,6 +11,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { type Database, openDatabase } from '../../src/db/engine.ts';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import { RUNS_CHANNEL } from '../../src/flows/store/index.ts';
+import { authCacheFor } from '../../src/mcp/auth-cache.ts';
 import { capturingLogger } from '../kit/index.ts';
 import { type TcpProxy, startTcpProxy } from '../kit/tcp-proxy.ts';
 import { SHOP, startTestRuntime } from '../helpers/runtime.ts';
@@ -148,6 +149,38 @@ describe.skipIf(!process.env.DATABASE_URL)('LISTEN after the connection drops [p
     } finally {
       proxy.resume();
       await small.close();
+    }
+  });
+
+  it('the MCP token cache caches nothing while invalidations cannot be heard, and again once they can', async () => {
+    const cached = await openDatabase({ url: proxy.urlFor(test.url!), poolSize: 2, listenBackoffMs: { initial: 50, max: 200 } });
+    try {
+      const cache = authCacheFor(cached, captured.logger);
+      await cache.ready();
+      const entry = { row: {} as never, loadedAt: Date.now(), expiresAt: null, nextTouchAt: 0 };
+      cache.set('t1', entry, cache.epoch());
+      expect(cache.get('t1', Date.now(), 60_000)).toBe(entry);
+      proxy.cut();
+      // a revocation by another process now would not be heard: the entry is gone and nothing new is kept
+      await expect.poll(() => cache.get('t1', Date.now(), 60_000), { timeout: 3000 }).toBeUndefined();
+      cache.set('t2', entry, cache.epoch());
+      expect(cache.get('t2', Date.now(), 60_000)).toBeUndefined();
+      proxy.resume();
+      await expect
+        .poll(
+          () => {
+            cache.set('t3', entry, cache.epoch());
+            return cache.get('t3', Date.now(), 60_000);
+          },
+          { timeout: 5000 },
+        )
+        .toBe(entry);
+      // and an invalidation from another process is heard again
+      await test.db.notify('mercato_mcp_tokens', 't3');
+      await expect.poll(() => cache.get('t3', Date.now(), 60_000), { timeout: 3000 }).toBeUndefined();
+    } finally {
+      proxy.resume();
+      await cached.close();
     }
   });
 });
