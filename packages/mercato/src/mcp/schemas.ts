@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { CreateMcpTokenRequest, PatchMcpTokenRequest, SetMcpPermissionsRequest } from '../api/types.ts';
+import { describeBadText, hasBadText } from '../db/text.ts';
 
 export const MAX_EXPIRY_DAYS = 36_500;
 export const MAX_NAME_LENGTH = 100;
@@ -21,7 +22,9 @@ const name = z
   .string({ error: NAME_RULE })
   .trim()
   .min(1, { error: NAME_RULE })
-  .max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` });
+  .max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` })
+  // PostgreSQL cannot store NUL (or a lone surrogate) in text: a 400, not a database error
+  .refine((value) => !hasBadText(value), { error: (issue) => `must not contain ${describeBadText(String(issue.input))}` });
 
 const permissions = z.array(z.string({ error: 'must be a permission key (a string)' }), {
   error: (issue) => (issue.input === undefined ? 'required' : 'must be an array of permission keys'),

@@ -108,6 +108,7 @@ describeEngines('MCP token administration', (get) => {
       {},
       { name: '' },
       { name: 'x'.repeat(101) },
+      { name: 'a\u0000b' }, // PostgreSQL cannot store NUL in text (found by the fuzz suite: it was a 500)
       { name: 'x', permissions: 'read_logs' },
       { name: 'x', expiresInDays: 0 },
       { name: 'x', expiresInDays: 1.5 },
