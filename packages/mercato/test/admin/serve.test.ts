@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_BRIDGE_URL, IMMUTABLE_CACHE, INDEX_CACHE, SHORT_CACHE, mountAdminUi, renderIndex } from '../../src/admin/index.ts';
+import { APP_BRIDGE_URL, IMMUTABLE_CACHE, adminCsp, INDEX_CACHE, SHORT_CACHE, mountAdminUi, renderIndex } from '../../src/admin/index.ts';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { type StartedHttpServer, startHttpServer } from '../../src/http/server.ts';
@@ -57,7 +57,8 @@ describe('admin UI files', () => {
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(res.headers.get('cache-control')).toBe(INDEX_CACHE);
-      expect(res.headers.get('content-security-policy')).toBe("frame-ancestors 'self';");
+      expect(res.headers.get('content-security-policy')).toBe(adminCsp());
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'self';");
       const html = await res.text();
       expect(boot(html)).toEqual({
         apps: [
@@ -82,7 +83,10 @@ describe('admin UI files', () => {
     expect(html.indexOf(APP_BRIDGE_URL)).toBeLessThan(html.indexOf('/assets/index-abc123.js'));
     expect(html.indexOf('<meta charset="UTF-8" />')).toBeLessThan(html.indexOf(APP_BRIDGE_URL));
     expect(boot(html).embedded).toBe(true);
-    expect(embedded.headers.get('content-security-policy')).toBe('frame-ancestors https://acme.myshopify.com https://admin.shopify.com;');
+    expect(embedded.headers.get('content-security-policy')).toBe(adminCsp({ shop: 'acme.myshopify.com' }));
+    expect(embedded.headers.get('content-security-policy')).toContain(
+      'frame-ancestors https://acme.myshopify.com https://admin.shopify.com;',
+    );
 
     const byHandle = await (await get('/runs?shop=acme.myshopify.com&host=x&app=beta')).text();
     expect(byHandle).toContain('content="key-beta"');
