@@ -99,10 +99,10 @@ export function describeEngines(name: string, fn: (get: () => TestDatabase, kind
       let current: TestDatabase | undefined;
       beforeAll(async () => {
         current = await createTestDatabase(kind);
-      }, 60_000);
+      }, 120_000);
       afterAll(async () => {
         await current?.drop();
-      }, 60_000);
+      }, 120_000);
       fn(() => {
         if (!current) throw new Error('test database not ready');
         return current;
