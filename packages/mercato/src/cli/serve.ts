@@ -149,11 +149,14 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const simPort = values.simPort ?? (env.MERCATO_SIM_PORT ? Number(env.MERCATO_SIM_PORT) : values.port === 0 ? 0 : DEFAULT_SIM_PORT);
   if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535)
     throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
+  const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
   // the slow steps of a start at once: bundle and import the app, open the database, start the simulator
   const [loadedResult, dbResult, simResult] = await Promise.allSettled([
     loadConfig(io.cwd, values.config),
     openDatabase(
-      sessionEnv.databaseUrl ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev' } : { dataDir: sessionEnv.dataDir },
+      sessionEnv.databaseUrl
+        ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev', log: logger }
+        : { dataDir: sessionEnv.dataDir },
     ),
     startDevPlatform(env, { port: simPort }),
   ]);
@@ -169,7 +172,6 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   const db: Database = dbResult.value;
   const devPlatform: DevPlatform | undefined = simResult.value;
   const filled = applyDevDefaults(env, loaded.instance.config.shopify);
-  const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
   // without ENCRYPTION_KEY, dev keeps a key of its own in its data folder (made after the database, so PGlite finds its folder as it left it)
   let devKey: ReturnType<typeof devEncryptionKey> | undefined;
   try {
