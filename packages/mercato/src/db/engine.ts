@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
-import type { Exec } from './sql.ts';
+import { type Exec, type Prepared, isPrepared, preparedAsSql } from './sql.ts';
 
 export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
 export type EngineKind = 'pglite' | 'postgres';
@@ -19,7 +19,7 @@ export interface Database {
    * Run a raw SQL statement (drizzle `sql` template) and return its rows, normalised across drivers. It is an `Exec`:
    * it may be passed on detached (`isInstalled(db.query, …)`).
    */
-  query<T = Record<string, unknown>>(statement: SQL): Promise<T[]>;
+  query<T = Record<string, unknown>>(statement: SQL | Prepared): Promise<T[]>;
   /**
    * Run `fn` in one transaction: its statements go through the `exec` it is given; the transaction commits when `fn`
    * resolves and rolls back when it throws. Rejects with what `fn` threw, or with the driver's own error.
@@ -85,9 +85,13 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
 }
 
 /** The executor over drizzle or one of its transactions: rethrows the driver's own error (with its SQLSTATE `code`) instead of drizzle's wrapper. */
-function executorOf(runner: Pick<Orm, 'execute'>): Exec {
-  return async <T>(statement: SQL) => {
+function executorOf(runner: Pick<Orm, 'execute'>, direct?: (p: Prepared) => Promise<{ rows: unknown[] }>): Exec {
+  return async <T>(statement: SQL | Prepared) => {
     try {
+      if (isPrepared(statement)) {
+        if (direct) return (await direct(statement)).rows as T[];
+        return ((await runner.execute(preparedAsSql(statement))) as unknown as { rows: T[] }).rows;
+      }
       return ((await runner.execute(statement)) as unknown as { rows: T[] }).rows;
     } catch (error) {
       throw unwrapDbError(error);
@@ -128,7 +132,7 @@ function pgTransactions(pool: import('pg').Pool, drizzle: typeof import('drizzle
       });
       let result;
       try {
-        result = await fn(executorOf(drizzle({ client }) as unknown as Orm));
+        result = await fn(executorOf(drizzle({ client }) as unknown as Orm, (p) => client.query({ name: p.name, text: p.text, values: [...p.values] })));
       } catch (error) {
         await client.query('rollback').catch(failed);
         throw unwrapDbError(error);
@@ -183,7 +187,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   return {
     kind: 'pglite',
     orm,
-    query: executorOf(orm),
+    query: executorOf(orm, (p) => client.query(p.text, [...p.values])),
     transaction: transactionsOf(orm),
     async exec(sqlText) {
       await client.exec(sqlText);
@@ -234,7 +238,7 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
   return {
     kind: 'postgres',
     orm,
-    query: executorOf(orm),
+    query: executorOf(orm, (p) => pool.query({ name: p.name, text: p.text, values: [...p.values] })),
     transaction: pgTransactions(pool, drizzle),
     async exec(sqlText) {
       await pool.query(sqlText);

@@ -6,10 +6,42 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Database } from './engine.ts';
 
 /**
+ * A statement of the run engine's hot path, written once as SQL text with `$1…$n` placeholders. On PostgreSQL it is a
+ * named prepared statement: each pooled connection parses and plans it once, then only binds values (a drizzle `sql`
+ * template is parsed and planned by the server on every call). On PGlite it runs like any other statement.
+ */
+export interface Prepared {
+  /** Unique per text: `pg` prepares it under this name on each connection. */
+  readonly name: string;
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+/** A prepared statement's text and name, bound to values at each call: `const claim = prepared('claim', 'select …')`. */
+export function prepared(name: string, text: string): (...values: unknown[]) => Prepared {
+  const compact = text.replace(/\s+/g, ' ').trim();
+  return (...values) => ({ name: `mercato_${name}`, text: compact, values });
+}
+
+export const isPrepared = (statement: SQL | Prepared): statement is Prepared =>
+  typeof (statement as Prepared).text === 'string' && typeof (statement as Prepared).name === 'string';
+
+/**
+ * A prepared statement as a drizzle `sql` template (PGlite and drizzle transactions run it that way): each `$n` becomes
+ * a parameter with the n-th value.
+ */
+export function preparedAsSql(p: Prepared): SQL {
+  const parts = p.text.split(/\$(\d+)/);
+  let out = sql.raw(parts[0]);
+  for (let i = 1; i < parts.length; i += 2) out = sql`${out}${p.values[Number(parts[i]) - 1]}${sql.raw(parts[i + 1])}`;
+  return out;
+}
+
+/**
  * Runs one statement and returns its rows: `db.query` outside a transaction, or the `exec` that `db.transaction(fn)`
  * hands to `fn`. A failing statement rejects with the driver's own error (its SQLSTATE in `code`, see `dbErrorCode`).
  */
-export type Exec = <T = Record<string, any>>(statement: SQL) => Promise<T[]>;
+export type Exec = <T = Record<string, any>>(statement: SQL | Prepared) => Promise<T[]>;
 
 /**
  * The tenant key of every tenant-owned row: an app and a shop. `shop` is null for app-level data (a global run, its

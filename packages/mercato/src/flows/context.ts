@@ -82,6 +82,20 @@ export interface ExecutionContext {
   readonly fatal: Error | undefined;
   /** The last step that threw in this execution (the run's events name it when its error fails the attempt). */
   readonly failedStep: { name: string; error: unknown } | undefined;
+  /**
+   * The checkpoint of a step that completed in the current turn of the event loop and is not stored yet (see "Deferred
+   * checkpoint" below), handed over so that the run's completion stores it in the same statement; undefined when there is
+   * none or more than one. Any other pending checkpoint is stored before this resolves.
+   */
+  takeLastCheckpoint(): Promise<PendingCheckpoint | undefined>;
+  /** Stores every pending checkpoint (before a failed attempt's writes). */
+  storeCheckpoints(): Promise<void>;
+}
+
+/** A completed step's result that is not stored yet. */
+export interface PendingCheckpoint {
+  write: StepWrite;
+  resultJson: string;
 }
 
 const stepScope = new AsyncLocalStorage<string>();
@@ -96,8 +110,9 @@ export async function createExecutionContext(
 ): Promise<ExecutionContext> {
   const { exec } = deps;
   const signal = controller.signal;
-  // the stored steps of the run: a completed result is replayed, a sleeping one is resumed
-  const stored = new Map((await completedStepResults(exec, run.id)).map((s) => [s.name, s]));
+  // the stored steps of the run: a completed result is replayed, a sleeping one is resumed. A run that never started
+  // before (fresh) has none, so its first execution does not read them.
+  const stored = new Map(run.fresh ? [] : (await completedStepResults(exec, run.id)).map((s) => [s.name, s]));
   const used = new Set<string>();
   const state: { slept: boolean; fatal: Error | undefined; failedStep: { name: string; error: unknown } | undefined } = {
     slept: false,
@@ -144,6 +159,43 @@ export async function createExecutionContext(
   );
   const flushLogs = runLogger.flush;
 
+  // Deferred checkpoint. A step's result is stored at the end of the event-loop turn in which the step completed
+  // (setImmediate), or earlier when the flow calls ctx.step, ctx.sleep or ctx.dispatchFlow again; a flow that returns
+  // in that turn hands the last one to its completion, which stores both in one commit. The window in which a crash
+  // loses a completed step's result (it then runs again, as documented) grows by no more than the microtasks of that
+  // turn. A write that finds the lease gone interrupts the execution; a database error fails the attempt (retried).
+  let pending: PendingCheckpoint[] = [];
+  let storing: Promise<void> = Promise.resolve();
+  let flushTimer: NodeJS.Immediate | undefined;
+  const storeCheckpoints = (): Promise<void> => {
+    if (flushTimer) clearImmediate(flushTimer);
+    flushTimer = undefined;
+    if (pending.length === 0) return storing;
+    const batch = pending;
+    pending = [];
+    storing = storing.then(async () => {
+      if (signal.aborted) return;
+      try {
+        await flushLogs();
+        for (const c of batch) {
+          if (!(await storeStepResult(exec, c.write, c.resultJson))) {
+            leaseLost();
+            return;
+          }
+        }
+      } catch (error) {
+        if (!signal.aborted) controller.abort(error);
+      }
+    });
+    return storing;
+  };
+  /** Before the flow goes on through ctx: every completed step is stored; an interrupted execution stops here. */
+  const checkpointed = async () => {
+    if (pending.length > 0 || flushTimer) await storeCheckpoints();
+    else await storing;
+    throwIfAborted();
+  };
+
   const ctx: FlowContext<any> = {
     runId: run.id,
     flowName: run.flowName,
@@ -153,7 +205,7 @@ export async function createExecutionContext(
     signal,
     log: runLogger.log,
     async step(name, fn, options) {
-      throwIfAborted();
+      await checkpointed();
       claimName('step', name);
       const previous = stored.get(name);
       if (previous?.status === 'completed') return previous.result as any;
@@ -180,8 +232,8 @@ export async function createExecutionContext(
         );
         throwIfAborted();
         const json = toJson(name, value, maxBytes);
-        await flushLogs();
-        if (!(await storeStepResult(exec, stepWrite(name, startedAt), json))) throw leaseLost();
+        pending.push({ write: stepWrite(name, startedAt), resultJson: json });
+        flushTimer ??= setImmediate(() => void storeCheckpoints());
         return JSON.parse(json);
       } catch (error) {
         if (!signal.aborted && !(error instanceof DeterminismError)) {
@@ -198,7 +250,7 @@ export async function createExecutionContext(
       }
     },
     async sleep(name, duration) {
-      throwIfAborted();
+      await checkpointed();
       claimName('sleep', name);
       const ms = parseDuration(duration);
       const previous = stored.get(name);
@@ -215,7 +267,8 @@ export async function createExecutionContext(
       state.slept = true;
       throw new SleepInterrupt(name, wakeAt);
     },
-    dispatchFlow(options) {
+    async dispatchFlow(options) {
+      await checkpointed();
       return dispatchFlowFor(deps.dispatch, 'flow', { appHandle: run.appHandle, shop: run.shop, parentRunId: run.id })(options);
     },
     get providers() {
@@ -241,6 +294,19 @@ export async function createExecutionContext(
     get failedStep() {
       return state.failedStep;
     },
+    async takeLastCheckpoint() {
+      if (pending.length === 1 && flushTimer) {
+        clearImmediate(flushTimer);
+        flushTimer = undefined;
+        const [last] = pending;
+        pending = [];
+        await storing;
+        return signal.aborted ? undefined : last;
+      }
+      await storeCheckpoints();
+      return undefined;
+    },
+    storeCheckpoints,
   };
 }
 

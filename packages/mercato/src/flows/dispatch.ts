@@ -11,7 +11,7 @@ import type { RuntimeEvents } from '../events.ts';
 import { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError } from './errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { activeRunIds, insertRun, lockFlowKey, notifyRuns } from './store/runs.ts';
+import { activeRunIds, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
 import { findBadText } from '../db/text.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
@@ -82,6 +82,7 @@ export function resolveAppHandle(appHandles: readonly string[], requested: strin
 }
 
 export function createDispatcher(deps: DispatcherDeps): DispatchFn {
+  const wakeWorkers = runsWakeUp(deps.db);
   return async (request) => {
     const appHandle = resolveAppHandle(deps.appHandles, request.appHandle);
     const flow = deps.registry.get(request.flowName);
@@ -104,28 +105,24 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
     const tenant: Tenant = { appHandle, shop };
-    const runId = await deps.db.transaction(async (exec) => {
-      if (flow.concurrency !== null) {
-        await lockFlowKey(exec, tenant, flow.name);
-        const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
-        if (active.length >= flow.concurrency) {
-          const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
-          throw new FlowConcurrencyError(message, flow.name, active[0]);
-        }
-      }
-      const id = await insertRun(exec, {
-        appHandle,
-        shop,
-        flowName: flow.name,
-        trigger: request.trigger,
-        input,
-        retryPolicy,
-        parentRunId: request.parentRunId,
-      });
-      if (request.within) await request.within(exec, id);
-      await notifyRuns(exec, id);
-      return id;
-    });
+    const newRun = { appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId };
+    const runId =
+      flow.concurrency === null && !request.within
+        ? await insertRun(deps.db.query, newRun) // one statement, committed on its own
+        : await deps.db.transaction(async (exec) => {
+            if (flow.concurrency !== null) {
+              await lockFlowKey(exec, tenant, flow.name);
+              const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
+              if (active.length >= flow.concurrency) {
+                const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
+                throw new FlowConcurrencyError(message, flow.name, active[0]);
+              }
+            }
+            const id = await insertRun(exec, newRun);
+            if (request.within) await request.within(exec, id);
+            return id;
+          });
+    await wakeWorkers();
     deps.events?.emit('run.dispatched', {
       runId,
       flow: flow.name,

@@ -19,6 +19,9 @@ import { type ClaimedRun, finishCompleted, finishFailed } from './store/leases.t
 export { MAX_STEP_RESULT_BYTES, type RunLogLine, type RunLogs, raceAbort } from './context.ts';
 export { FINAL_WRITE_RETRY_DELAYS_MS } from './final-write.ts';
 
+/** The abort reason of an execution that has finished (one shared instance: no Error with a stack per run). */
+const FINISHED = new RunInterruptedError('worker-stopping');
+
 export interface EngineDeps {
   exec: Exec;
   registry: FlowRegistry;
@@ -78,6 +81,7 @@ async function runExecution(
     deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
   const finalWrite = (what: string, write: () => Promise<boolean>) => writeFinalState(deps, run.id, what, write);
   let flushLogs = async () => {};
+  let storeCheckpoints = async () => {};
   let failedStep = (): { name: string; error: unknown } | undefined => undefined;
   const about = { runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle };
   deps.events?.emit('run.started', { ...about, attempt: run.budgetAttempt });
@@ -86,6 +90,7 @@ async function runExecution(
   const fail = async (error: unknown, retryable = isRetryable(error)) => {
     const { final, delayMs: delay } = failureOf(error, run, retryable);
     const serialized = serializeError(error);
+    await storeCheckpoints(); // the steps that completed before the failure are kept (a retry replays them)
     await flushLogs();
     await deps.runLogs
       .write(exec, {
@@ -164,6 +169,7 @@ async function runExecution(
 
   const execution = await createExecutionContext(deps, run, leaseToken, controller, elapsedMs, onLogWriteError);
   flushLogs = execution.flushLogs;
+  storeCheckpoints = execution.storeCheckpoints;
   failedStep = () => execution.failedStep;
   const throwIfAborted = () => {
     if (signal.aborted) throw signal.reason;
@@ -187,12 +193,18 @@ async function runExecution(
       await fail(cause);
       return;
     }
+    const lastStep = await execution.takeLastCheckpoint();
+    if (signal.aborted) {
+      // a checkpoint found the lease gone (nothing more is stored), or failed with a database error (the attempt fails)
+      if (!(signal.reason instanceof RunInterruptedError)) await fail(signal.reason);
+      return;
+    }
     await flushLogs();
-    if (await finalWrite('completed', () => finishCompleted(exec, run.id, leaseToken, json))) {
+    if (await finalWrite('completed', () => finishCompleted(exec, run.id, leaseToken, json, lastStep))) {
       deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs() });
     }
   } finally {
     for (const t of timers) clearTimeout(t);
-    if (!signal.aborted) controller.abort(new RunInterruptedError('worker-stopping')); // release listeners of finished runs
+    if (!signal.aborted) controller.abort(FINISHED); // release listeners of finished runs
   }
 }

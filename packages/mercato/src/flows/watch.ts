@@ -3,27 +3,31 @@
  *
  * A watch answers at once with `{ changed: true, version, run, lastLogId }` when the run's version differs from `since`
  * (or `since` is absent), else waits until it changes or the timeout passes (`{ changed: false, version }`). The version
- * covers the run row (updated_at, status), its steps and its newest log line. Changes are noticed through NOTIFY
- * mercato_run_updates '<run id>' (sent by database triggers on runs and steps, migration 0007_run_watch, so a worker in
- * another process wakes the watcher too), with a re-check every 250 ms growing to 3 s as the backstop (it is what
- * notices new log lines).
+ * covers the run row (updated_at, status), its steps and its newest log line.
+ *
+ * Changes are noticed by polling, only while someone watches: one statement per process every 250 ms reads the change
+ * marks of every watched run (`watchMarks`), whichever process (HTTP server or worker) made the change, and wakes the
+ * watchers of the runs whose mark moved; they then read the full run. No NOTIFY is sent by the engine's writes (issue 18:
+ * a notifying commit holds PostgreSQL's cluster-wide notify lock through its WAL flush, which serialized every worker
+ * commit), so a change is seen within one interval plus a read, and an idle server costs nothing.
  */
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
-import { type RunRecord, watchedRun } from './store/runs.ts';
+import { type RunRecord, watchMarks, watchedRun } from './store/runs.ts';
 import { type StepRecord, listSteps } from './store/steps.ts';
 
 export { WATCH_DEFAULT_TIMEOUT_S, WATCH_MAX_TIMEOUT_S } from './schemas.ts';
 
-export const RUN_UPDATES_CHANNEL = 'mercato_run_updates';
-const RECHECK_FIRST_MS = 250;
-const RECHECK_MAX_MS = 3000;
+/** How often the watched runs' marks are read while at least one watch waits. */
+export const WATCH_POLL_MS = 250;
 
 export interface WatchDeps {
   db: Database;
-  /** Registers the hub's cleanup (wake the watchers, stop listening) with the runtime. */
+  /** Registers the hub's cleanup (wake the watchers, stop polling) with the runtime. */
   onClose?: (fn: () => Promise<void>) => void;
+  /** Default WATCH_POLL_MS. */
+  pollMs?: number;
 }
 
 interface Snapshot {
@@ -36,51 +40,72 @@ export type WatchAnswer =
   { changed: true; version: string; run: RunRecord & { steps: StepRecord[] }; lastLogId: number } | { changed: false; version: string };
 
 /**
- * One LISTEN per process, fanned out to the watchers of each run. Its cleanup is registered with the runtime at the first
- * watch, so it runs before the HTTP server's close (closers run newest first): closing wakes every waiting watcher, which
- * answers at once instead of holding the server's shutdown for the rest of its timeout.
+ * The watchers of one process, per run, and the one poller that serves them all. The poller runs only while a watcher
+ * waits. A run's first mark after it is subscribed wakes its watchers once (they re-read and wait again when nothing
+ * changed), so a change between a watcher's first read and the first poll is not missed. Its cleanup is registered with
+ * the runtime at the first watch, so it runs before the HTTP server's close (closers run newest first): closing wakes
+ * every waiting watcher, which answers at once instead of holding the server's shutdown for the rest of its timeout.
  */
-function createHub(db: Database, onClose?: (fn: () => Promise<void>) => void) {
+function createHub(db: Database, pollMs: number, onClose?: (fn: () => Promise<void>) => void) {
   const subscribers = new Map<string, Set<() => void>>();
-  let listening: Promise<(() => Promise<void>) | undefined> | undefined;
+  const marks = new Map<string, string | undefined>();
+  let timer: NodeJS.Timeout | undefined;
   let registered = false;
+
+  const wakeAll = (id: string) => {
+    for (const wake of subscribers.get(id) ?? []) wake();
+  };
+  const schedule = () => {
+    if (timer || hub.closed || subscribers.size === 0) return;
+    timer = setTimeout(() => void poll(), pollMs);
+    timer.unref?.();
+  };
+  async function poll() {
+    const ids = [...subscribers.keys()];
+    try {
+      const now = await watchMarks(db.query, ids);
+      for (const id of ids) {
+        if (!subscribers.has(id)) continue;
+        const mark = now.get(id) ?? 'deleted';
+        if (marks.get(id) !== mark) {
+          marks.set(id, mark);
+          wakeAll(id);
+        }
+      }
+    } catch {
+      // the database is away: the watchers answer at their timeout; polling goes on
+    }
+    timer = undefined;
+    schedule();
+  }
+
   const hub = {
     closed: false,
-    async subscribe(runId: string, fn: () => void): Promise<() => void> {
+    subscribe(runId: string, fn: () => void): () => void {
       if (!registered) {
         registered = true;
         onClose?.(() => hub.close());
       }
-      if (!hub.closed)
-        listening ??= db
-          .listen(
-            RUN_UPDATES_CHANNEL,
-            (id) => {
-              for (const wake of subscribers.get(id) ?? []) wake();
-            },
-            // updates sent while the LISTEN connection was away were not heard: every watcher re-reads its run
-            { onRestored: () => subscribers.forEach((set) => set.forEach((wake) => wake())) },
-          )
-          .catch(() => {
-            // No notifications (connection trouble): the re-check loop still answers; try again on the next watch.
-            listening = undefined;
-            return undefined;
-          });
-      await listening;
       let set = subscribers.get(runId);
-      if (!set) subscribers.set(runId, (set = new Set()));
+      if (!set) {
+        subscribers.set(runId, (set = new Set()));
+        marks.set(runId, undefined);
+      }
       set.add(fn);
+      schedule();
       return () => {
         set.delete(fn);
-        if (set.size === 0) subscribers.delete(runId);
+        if (set.size === 0 && subscribers.get(runId) === set) {
+          subscribers.delete(runId);
+          marks.delete(runId);
+        }
       };
     },
     async close() {
       hub.closed = true;
+      clearTimeout(timer);
+      timer = undefined;
       for (const set of subscribers.values()) for (const wake of set) wake();
-      const stop = await listening;
-      listening = undefined;
-      await stop?.().catch(() => {});
     },
   };
   return hub;
@@ -99,7 +124,7 @@ function answer(s: Snapshot, changed: boolean): WatchAnswer {
 }
 
 export function createRunWatch(deps: WatchDeps) {
-  const hub = createHub(deps.db, deps.onClose);
+  const hub = createHub(deps.db, deps.pollMs ?? WATCH_POLL_MS, deps.onClose);
   return {
     /**
      * The run's state once it differs from `since`, or unchanged once `timeoutMs` passes, the request is aborted or the
@@ -110,7 +135,7 @@ export function createRunWatch(deps: WatchDeps) {
       // Subscribe before the first read, so a change between the read and the wait is not missed.
       let dirty = false;
       let wake: (() => void) | undefined;
-      const unsubscribe = await hub.subscribe(id, () => {
+      const unsubscribe = hub.subscribe(id, () => {
         dirty = true;
         wake?.();
       });
@@ -121,13 +146,13 @@ export function createRunWatch(deps: WatchDeps) {
         if (!current) throw new NotFoundError('Run not found');
         if (since !== current.version) return answer(current, true);
         const deadline = Date.now() + timeoutMs;
-        let delay = RECHECK_FIRST_MS;
         for (;;) {
           const remaining = deadline - Date.now();
           if (remaining <= 0 || signal.aborted || hub.closed) return answer(current, false);
           if (!dirty) {
+            // woken by the hub's poller when the run's mark moves, by the request's abort or the hub's close
             await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, Math.min(delay, remaining));
+              const timer = setTimeout(resolve, remaining);
               wake = () => {
                 clearTimeout(timer);
                 resolve();
@@ -136,7 +161,6 @@ export function createRunWatch(deps: WatchDeps) {
             wake = undefined;
           }
           dirty = false;
-          delay = Math.min(delay * 1.5, RECHECK_MAX_MS);
           if (signal.aborted || hub.closed) return answer(current, false);
           const next = await snapshot(deps.db, t, id);
           if (!next) throw new NotFoundError('Run not found');

@@ -1,10 +1,10 @@
-/** GET /api/runs/:id/watch (long polling woken by NOTIFY from triggers) and GET /api/home, over real HTTP. */
+/** GET /api/runs/:id/watch (long polling woken by the watch hub's poller) and GET /api/home, over real HTTP. */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { RUN_UPDATES_CHANNEL } from '../../src/flows/watch.ts';
+import { WATCH_POLL_MS } from '../../src/flows/watch.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { json } from '../kit/index.ts';
 
@@ -107,31 +107,36 @@ describeEngines('run watch and home summary', (get) => {
     expect(last.run.steps.map((s: any) => s.name)).toEqual(['first', 'wait']);
   });
 
-  it('sends NOTIFY on run and step changes from the database itself, and none for lease heartbeats', async () => {
+  it('sees a change made by another connection within one poll, and the engine sends no NOTIFY per run change', async () => {
     const { db } = get();
-    const got: string[] = [];
-    const stop = await db.listen(RUN_UPDATES_CHANNEL, (payload) => got.push(payload));
+    const heard: string[] = [];
+    // the channel the row triggers of migration 0007 used, and the workers' wake-up channel
+    const stops = await Promise.all(['mercato_run_updates', 'mercato_runs'].map((c) => db.listen(c, (p) => heard.push(`${c}:${p}`))));
     try {
       closeGate();
       const id = await dispatch('gated');
       await waitForRun(db, id, (r) => r.status === 'running');
-      const deadline = Date.now() + 5000;
-      while (!got.includes(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(got).toContain(id);
-      // A heartbeat changes only the lease: no notification.
-      await new Promise((r) => setTimeout(r, 200));
-      got.length = 0;
-      await db.query(sql`update runs set lease_expires_at = lease_expires_at + interval '1 second' where id = ${id}::uuid`);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(got.filter((p) => p === id)).toEqual([]);
-      // A step written by the engine notifies with the run id.
+      const { body } = await watch(id, '?timeout=0');
+      // another connection (any process) changes the run: the waiting watch answers within a poll interval and a read
+      const pending = watch(id, `?since=${encodeURIComponent(body.version)}&timeout=20`);
+      await new Promise((r) => setTimeout(r, 100));
+      const changedAt = Date.now();
+      await db.query(sql`update runs set updated_at = now() + interval '1 second' where id = ${id}::uuid`);
+      const woke = await pending;
+      expect(woke.body.changed).toBe(true);
+      expect(Date.now() - changedAt).toBeLessThan(WATCH_POLL_MS + 750);
       openGate();
       await waitForRun(db, id);
-      const until = Date.now() + 5000;
-      while (!got.includes(id) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      expect(got).toContain(id);
+      await new Promise((r) => setTimeout(r, 100));
+      // the dispatch woke the workers (one NOTIFY, empty payload); the claim, steps and completion notified nothing
+      expect(heard.filter((h) => h.startsWith('mercato_run_updates'))).toEqual([]);
+      expect(heard).toEqual(['mercato_runs:']);
+      const triggers = await db.query(
+        sql`select tgname from pg_trigger where tgname in ('runs_notify_update', 'steps_notify_change') and not tgisinternal`,
+      );
+      expect(triggers).toEqual([]);
     } finally {
-      await stop();
+      for (const stop of stops) await stop();
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { RetryPolicy, RunStatus } from '../../app/types.ts';
-import { type Exec, isoTs } from '../../db/sql.ts';
+import { type Exec, isoTs, prepared } from '../../db/sql.ts';
 import { MAX_TIMER_MS } from '../policy.ts';
 import type { StepWrite } from './steps.ts';
 
@@ -23,31 +23,40 @@ export interface ClaimedRun {
   lostLeases: number;
   /** Execution time the current attempt used in earlier executions (before a sleep or a lost lease), in ms. */
   attemptElapsedMs: number;
+  /** The run never started before this claim, so it has no stored step (the execution skips reading them). */
+  fresh?: boolean;
 }
 
-/** Claims up to `limit` due runs on the database clock, with FOR UPDATE SKIP LOCKED. */
+const claimStatement = prepared(
+  'claim',
+  `with due as (
+    select id, started_at is null as fresh from runs
+    where status in ('pending','sleeping') and available_at <= now()
+    order by available_at
+    limit $1
+    for update skip locked
+  )
+  update runs r set
+    attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
+    attempt_elapsed_ms = case when r.status = 'pending' and not r.same_attempt then 0 else r.attempt_elapsed_ms end,
+    same_attempt = false,
+    status = 'running',
+    lease_owner = $2,
+    lease_expires_at = now() + $3 * interval '1 millisecond',
+    started_at = coalesce(r.started_at, now()),
+    updated_at = now()
+  from due where r.id = due.id
+  returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
+    r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
+    r.attempt_elapsed_ms as "attemptElapsedMs", due.fresh`,
+);
+
+/**
+ * Claims up to `limit` due runs on the database clock, with FOR UPDATE SKIP LOCKED. `fresh` tells a run that never
+ * started before: it has no stored step, so its execution does not read them.
+ */
 export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs: number): Promise<ClaimedRun[]> {
-  return exec<ClaimedRun>(sql`
-    with due as (
-      select id from runs
-      where status in ('pending','sleeping') and available_at <= now()
-      order by available_at
-      limit ${limit}
-      for update skip locked
-    )
-    update runs r set
-      attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
-      attempt_elapsed_ms = case when r.status = 'pending' and not r.same_attempt then 0 else r.attempt_elapsed_ms end,
-      same_attempt = false,
-      status = 'running',
-      lease_owner = ${leaseToken},
-      lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-      started_at = coalesce(r.started_at, now()),
-      updated_at = now()
-    from due where r.id = due.id
-    returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
-      r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
-      r.attempt_elapsed_ms as "attemptElapsedMs"`);
+  return exec<ClaimedRun>(claimStatement(limit, leaseToken, leaseMs));
 }
 
 /**
@@ -126,12 +135,56 @@ export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attempt
   return rows[0] ? new Date(rows[0].wakeAt) : null;
 }
 
-export async function finishCompleted(exec: Exec, runId: string, leaseToken: string, outputJson: string): Promise<boolean> {
-  const rows = await exec(sql`
-    update runs set status = 'completed', output = ${outputJson}::jsonb, error = null, finished_at = now(),
+const completeStatement = prepared(
+  'complete',
+  `update runs set status = 'completed', output = $3::jsonb, error = null, finished_at = now(),
+    lease_owner = null, lease_expires_at = null, updated_at = now()
+  where id = $1::uuid and lease_owner = $2 and status = 'running'
+  returning id`,
+);
+
+/** The run's completion and its last step's checkpoint in one statement (one commit), both fenced by the update. */
+const completeWithStepStatement = prepared(
+  'complete_with_step',
+  `with fin as (
+    update runs set status = 'completed', output = $3::jsonb, error = null, finished_at = now(),
       lease_owner = null, lease_expires_at = null, updated_at = now()
-    where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running'
-    returning id`);
+    where id = $1::uuid and lease_owner = $2 and status = 'running'
+    returning id, app_handle, shop
+  ), step as (
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select fin.id, $4, fin.app_handle, fin.shop, 'completed', $5, $6::jsonb, null, $7::timestamptz, now() from fin
+    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
+      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
+    returning run_id
+  )
+  select id from fin`,
+);
+
+/**
+ * The run completed with `outputJson`; with `lastStep`, that step's result is stored in the same statement (the last
+ * checkpoint and the completion share one commit). False when the run is no longer this lease's (nothing stored).
+ */
+export async function finishCompleted(
+  exec: Exec,
+  runId: string,
+  leaseToken: string,
+  outputJson: string,
+  lastStep?: { write: StepWrite; resultJson: string },
+): Promise<boolean> {
+  const rows = await exec(
+    lastStep
+      ? completeWithStepStatement(
+          runId,
+          leaseToken,
+          outputJson,
+          lastStep.write.name,
+          lastStep.write.attempt,
+          lastStep.resultJson,
+          lastStep.write.startedAt.toISOString(),
+        )
+      : completeStatement(runId, leaseToken, outputJson),
+  );
   return rows.length === 1;
 }
 

@@ -3,8 +3,9 @@
  * figures, the watch snapshot, and the lifecycle (cancel, retry, delete). Tenant-scoped reads filter by (app_handle, shop).
  */
 import { type SQL, sql } from 'drizzle-orm';
+import type { Database } from '../../db/engine.ts';
 import { RUN_STATUSES, type RetryPolicy, type RunStatus } from '../../app/types.ts';
-import { type Exec, type Tenant, isoTs, tenantWhere, uuidList } from '../../db/sql.ts';
+import { type Exec, type Tenant, isoTs, prepared, tenantWhere, uuidList } from '../../db/sql.ts';
 import type { Trigger } from '../dispatch.ts';
 
 export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
@@ -105,17 +106,58 @@ export interface NewRun {
   parentRunId?: string | null;
 }
 
+const insertRunStatement = prepared(
+  'insert_run',
+  `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
+  values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid)
+  returning id`,
+);
+
 export async function insertRun(exec: Exec, run: NewRun): Promise<string> {
-  const [row] = await exec<{ id: string }>(sql`
-    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
-    values (${run.appHandle}, ${run.shop}, ${run.flowName}, ${run.trigger}, ${JSON.stringify(run.input ?? {})}::jsonb,
-            ${JSON.stringify(run.retryPolicy)}::jsonb, ${run.parentRunId ?? null})
-    returning id`);
+  const [row] = await exec<{ id: string }>(
+    insertRunStatement(
+      run.appHandle,
+      run.shop,
+      run.flowName,
+      run.trigger,
+      JSON.stringify(run.input ?? {}),
+      JSON.stringify(run.retryPolicy),
+      run.parentRunId ?? null,
+    ),
+  );
   return row.id;
 }
 
 export function notifyRuns(exec: Exec, runId = '') {
   return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
+}
+
+/**
+ * Wakes the workers after new work was committed, coalesced per process: callers whose commits end while a NOTIFY is
+ * in flight share the next one (sent after it, so it follows every one of their commits). One NOTIFY per batch of
+ * dispatches instead of one inside every dispatch transaction, where it would hold PostgreSQL's cluster-wide notify
+ * lock through the commit's WAL flush. Never rejects: a lost wake-up is covered by the workers' polling.
+ */
+export function runsWakeUp(db: Pick<Database, 'notify'>): () => Promise<void> {
+  let inFlight: Promise<void> | undefined;
+  let next: Promise<void> | undefined;
+  const send = (): Promise<void> =>
+    db.notify(RUNS_CHANNEL, '').then(
+      () => {},
+      () => {},
+    );
+  return () => {
+    if (!inFlight) {
+      inFlight = send().finally(() => (inFlight = undefined));
+      return inFlight;
+    }
+    next ??= inFlight.then(() => {
+      next = undefined;
+      inFlight = send().finally(() => (inFlight = undefined));
+      return inFlight;
+    });
+    return next;
+  };
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -183,6 +225,21 @@ export async function listRunRows(
     exec<{ total: number }>(sql`select count(*)::int as total from runs where ${cond}`),
   ]);
   return { rows, total: Number(total) };
+}
+
+/**
+ * The change marks of the watched runs, one statement for every watcher of a process: what the watch version is made of
+ * (the run row's updated_at and status, its step count and latest step time, its newest log line), as one opaque text
+ * per run. A deleted run is missing. `ids` must be UUIDs.
+ */
+export async function watchMarks(exec: Exec, ids: readonly string[]): Promise<Map<string, string>> {
+  const rows = await exec<{ id: string; mark: string }>(sql`
+    select r.id, concat_ws('|', r.updated_at, r.status,
+      (select count(*) from steps s where s.run_id = r.id),
+      (select max(coalesce(s.finished_at, s.started_at)) from steps s where s.run_id = r.id),
+      (select max(l.id) from logs l where l.run_id = r.id)) as mark
+    from runs r where r.id in (${uuidList(ids)})`);
+  return new Map(rows.map((r) => [r.id, r.mark]));
 }
 
 /** The run (detail) with what its watch version is made of: its step count, latest step time and newest log line id. */

@@ -3,7 +3,7 @@
  * the lease token (`ownedBy`): a worker that lost the run stores nothing.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import { type Exec, isoTs } from '../../db/sql.ts';
+import { type Exec, isoTs, prepared } from '../../db/sql.ts';
 
 export interface StepRecord {
   name: string;
@@ -26,8 +26,10 @@ export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
 
 /** The stored steps of a run, read once at the start of an execution (a completed one is replayed, not run again). */
 export function completedStepResults(exec: Exec, runId: string) {
-  return exec<{ name: string; status: string; result: unknown }>(sql`select name, status, result from steps where run_id = ${runId}::uuid`);
+  return exec<{ name: string; status: string; result: unknown }>(storedStepsStatement(runId));
 }
+
+const storedStepsStatement = prepared('stored_steps', 'select name, status, result from steps where run_id = $1::uuid');
 
 /** Who writes a step: the run and the lease token of the claim (the fence), the tenant, the step and its start. */
 export interface StepWrite {
@@ -46,16 +48,24 @@ function ownedBy(runId: string, leaseToken: string): SQL {
   return sql`exists (select 1 from runs where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running' for share)`;
 }
 
+/**
+ * A completed step's checkpoint, fenced on the lease: the row lock taken by FOR SHARE waits for a concurrent cancel and
+ * then sees its result, so a canceled run gets no step written after the cancel.
+ */
+const storeStepStatement = prepared(
+  'store_step',
+  `insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+  select r.id, $3, r.app_handle, r.shop, 'completed', $4, $5::jsonb, null, $6::timestamptz, now()
+  from runs r where r.id = $1::uuid and r.lease_owner = $2 and r.status = 'running'
+  for share of r
+  on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
+    error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
+  returning run_id`,
+);
+
 /** Stores a completed step result; false when the run is no longer this worker's (nothing stored). */
 export async function storeStepResult(exec: Exec, w: StepWrite, resultJson: string): Promise<boolean> {
-  const rows = await exec(sql`
-    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
-    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'completed', ${w.attempt}, ${resultJson}::jsonb, null,
-           ${w.startedAt.toISOString()}::timestamptz, now()
-    where ${ownedBy(w.runId, w.leaseToken)}
-    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
-      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
-    returning run_id`);
+  const rows = await exec(storeStepStatement(w.runId, w.leaseToken, w.name, w.attempt, resultJson, w.startedAt.toISOString()));
   return rows.length === 1;
 }
 
