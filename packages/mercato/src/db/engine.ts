@@ -132,7 +132,9 @@ function pgTransactions(pool: import('pg').Pool, drizzle: typeof import('drizzle
       });
       let result;
       try {
-        result = await fn(executorOf(drizzle({ client }) as unknown as Orm, (p) => client.query({ name: p.name, text: p.text, values: [...p.values] })));
+        result = await fn(
+          executorOf(drizzle({ client }) as unknown as Orm, (p) => client.query({ name: p.name, text: p.text, values: [...p.values] })),
+        );
       } catch (error) {
         await client.query('rollback').catch(failed);
         throw unwrapDbError(error);

@@ -9,6 +9,7 @@ import type { WorkerConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
+import { completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
 import { claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
@@ -54,6 +55,7 @@ export class Worker {
   readonly stats: WorkerStats = { claimed: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
   private readonly active = new Map<string, RunExecution>();
   private readonly exec: Exec;
+  private readonly engine: EngineDeps;
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
@@ -68,6 +70,8 @@ export class Worker {
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = options.concurrency ?? options.config.concurrency;
     this.exec = options.db.query;
+    // the runs completing in the same turn share one statement and one commit
+    this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? completionBatcher(this.exec) };
   }
 
   get activeCount(): number {
@@ -180,7 +184,7 @@ export class Worker {
   }
 
   private launch(run: Parameters<typeof executeRun>[1], token: string) {
-    const execution = executeRun({ ...this.options.engine, exec: this.exec }, run, token);
+    const execution = executeRun(this.engine, run, token);
     this.active.set(run.id, execution);
     void execution.done.finally(() => {
       if (this.active.get(run.id) === execution) this.active.delete(run.id);

@@ -188,6 +188,51 @@ export async function finishCompleted(
   return rows.length === 1;
 }
 
+/** A completion of `completeRuns`: the run, its lease, its output and, when it has one, its last step's checkpoint. */
+export interface Completion {
+  runId: string;
+  leaseToken: string;
+  outputJson: string;
+  lastStep?: { write: StepWrite; resultJson: string };
+}
+
+/**
+ * Several runs' completions (each with its last step's checkpoint) in one statement and one commit. The values travel
+ * as one JSON array (outputs and results spliced in as the JSON they already are), so the statement's text is the same
+ * for every batch size and stays prepared. Each row is fenced on its own lease; returns the ids that were stored.
+ */
+const completeBatchStatement = prepared(
+  'complete_batch',
+  `with v as (
+    select * from jsonb_to_recordset($1::jsonb)
+      as v(id uuid, token text, output jsonb, step text, attempt int, result jsonb, started timestamptz)
+  ), fin as (
+    update runs r set status = 'completed', output = v.output, error = null, finished_at = now(),
+      lease_owner = null, lease_expires_at = null, updated_at = now()
+    from v where r.id = v.id and r.lease_owner = v.token and r.status = 'running'
+    returning r.id, r.app_handle, r.shop
+  ), step as (
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select fin.id, v.step, fin.app_handle, fin.shop, 'completed', v.attempt, v.result, null, v.started, now()
+    from fin join v on v.id = fin.id where v.step is not null
+    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
+      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
+    returning run_id
+  )
+  select id from fin`,
+);
+
+export async function completeRuns(exec: Exec, completions: readonly Completion[]): Promise<Set<string>> {
+  const items = completions.map((c) => {
+    const step = c.lastStep
+      ? `,"step":${JSON.stringify(c.lastStep.write.name)},"attempt":${c.lastStep.write.attempt},"result":${c.lastStep.resultJson},"started":"${c.lastStep.write.startedAt.toISOString()}"`
+      : '';
+    return `{"id":"${c.runId}","token":${JSON.stringify(c.leaseToken)},"output":${c.outputJson}${step}}`;
+  });
+  const rows = await exec<{ id: string }>(completeBatchStatement(`[${items.join(',')}]`));
+  return new Set(rows.map((r) => r.id));
+}
+
 /** A failed attempt: back to pending after `delayMs`, or failed for good when `final`. */
 export async function finishFailed(
   exec: Exec,

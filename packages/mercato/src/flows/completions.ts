@@ -1,0 +1,43 @@
+/**
+ * Batched completions: the runs of one worker that complete in the same turn of the event loop (typically the runs of
+ * one claim, whose last steps resolve together) are stored by one statement and one commit (`completeRuns`), each
+ * fenced on its own lease. A completion waits for nothing but the end of the turn (setImmediate), so latency is kept.
+ */
+import type { Exec } from '../db/sql.ts';
+import { type Completion, completeRuns } from './store/leases.ts';
+
+/** At most this many completions share one statement. */
+export const MAX_COMPLETION_BATCH = 200;
+
+/** `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's. */
+export function completionBatcher(exec: Exec): (completion: Completion) => Promise<boolean> {
+  type Waiting = { completion: Completion; resolve: (stored: boolean) => void; reject: (error: unknown) => void };
+  let queue: Waiting[] = [];
+  let scheduled = false;
+
+  async function flush() {
+    scheduled = false;
+    const batch = queue.splice(0, MAX_COMPLETION_BATCH);
+    if (queue.length > 0) schedule();
+    try {
+      const stored = await completeRuns(
+        exec,
+        batch.map((w) => w.completion),
+      );
+      for (const w of batch) w.resolve(stored.has(w.completion.runId));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    }
+  }
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => void flush());
+  }
+
+  return (completion) =>
+    new Promise<boolean>((resolve, reject) => {
+      queue.push({ completion, resolve, reject });
+      schedule();
+    });
+}
