@@ -1,326 +1,948 @@
 /**
- * `npm run bench:flows` — the run engine on PostgreSQL, measured with real `mercato worker` processes:
- *   (i)   1-step runs completed per second with 1 and with 2 worker processes,
- *   (ii)  dispatch → start latency p50/p99 with an idle worker,
- *   (iii) step checkpoint overhead (a flow of 100 no-op steps against a flow without steps),
- *   (iv)  pgbench TPS of the same server, side by side.
- * Every duration of (i)–(iii) is taken from the database clock (created_at, started_at, finished_at), never from two clocks.
- * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/test); the benchmark creates a random database
- * there and drops it at the end. See docs/benchmarks.md.
+ * `npm run bench:flows` — the run engine on PostgreSQL, judged next to peers measured in the same run.
+ *
+ * On a private, durable PostgreSQL 15 cluster of its own (fsync and synchronous_commit on, pg_stat_statements), in
+ * BENCH_ROUNDS interleaved rounds (the order of the configurations rotates from round to round):
+ *   - Mercato with 1 and with 2 real `mercato worker` processes, plain-pg (bench/peers/plain-pg.ts), graphile-worker with
+ *     its defaults and with its batching options, pg-boss: BENCH_RUNS one-step runs (jobs) queued and held back, released
+ *     at once once the worker processes are up; runs/s, statements, commits, worker and PostgreSQL CPU, NOTIFYs per run;
+ *   - pgbench TPC-B-like on the same cluster;
+ *   - one idle Mercato worker: dispatch → start latency, step checkpoint cost, the admin UI's watch latency.
+ * Prints a table per figure (min / median / max over the rounds), the ratios per round, the targets; writes
+ * bench/results/flows.json. Method and variables: docs/benchmarks.md.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { dirname, join, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../packages/mercato/src/db/engine.ts';
 import { RUNS_CHANNEL } from '../packages/mercato/src/flows/store/index.ts';
+import { createRunWatch } from '../packages/mercato/src/flows/watch.ts';
 import { silentLogger } from '../packages/mercato/src/logger.ts';
 import { type Runtime, createRuntime } from '../packages/mercato/src/runtime.ts';
+import { PG_BIN, startCluster } from '../packages/mercato/test/kit/cluster.ts';
 import instance, { STEPS_IN_LONG_FLOW } from './flows-app/service.config.ts';
+import { MONITOR_USER, Monitor, type StatementRow, type Target } from './lib/monitor.ts';
+import { killAll, runToEnd, spawnReady, stop } from './lib/processes.ts';
+import { CLK_TCK, backendDeltaMs, postgresCpu, postmasterPid, treeCpuMs } from './lib/proc.ts';
+import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
+import { GRAPHILE_BATCHED, PGBOSS, PLAIN_CHANNEL } from './peers/settings.ts';
 
-const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '..');
 const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
 const APP = join(ROOT, 'bench/flows-app/service.config.ts');
+const PEERS = join(ROOT, 'bench/peers');
 
 const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
-const SERVER_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = num('BENCH_ROUNDS', 3);
 const RUNS = num('BENCH_RUNS', 3000);
 const CONCURRENCY = num('BENCH_CONCURRENCY', 10);
 const LATENCY_SAMPLES = num('BENCH_LATENCY_SAMPLES', 200);
 const OVERHEAD_RUNS = num('BENCH_OVERHEAD_RUNS', 20);
+const WATCH_SAMPLES = num('BENCH_WATCH_SAMPLES', 20);
 const PGBENCH_SECONDS = num('BENCH_PGBENCH_SECONDS', 10);
-const TARGET_P50_MS = 5;
+const DISPATCHERS = 8;
+const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/flows.json');
+/** Extra `worker` settings of the Mercato app (JSON), e.g. batching options of the engine; read by flows-app/service.config.ts. */
+const MERCATO_WORKER = process.env.BENCH_MERCATO_WORKER || '';
+
+const CONFIGS = ['mercato-1', 'mercato-2', 'plain-pg', 'graphile', 'graphile-batched', 'pg-boss'] as const;
+type ConfigName = (typeof CONFIGS)[number];
+type Phase = ConfigName | 'pgbench' | 'idle-worker';
+const LABELS: Record<ConfigName, string> = {
+  'mercato-1': 'Mercato, 1 process',
+  'mercato-2': 'Mercato, 2 processes',
+  'plain-pg': 'plain-pg',
+  graphile: 'graphile-worker (defaults)',
+  'graphile-batched': 'graphile-worker (batched)',
+  'pg-boss': 'pg-boss',
+};
+/** BENCH_ONLY=mercato-1,plain-pg,… limits a run to some phases (for trying things; the summary then has gaps). */
+const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
+const wanted = (phase: Phase) => ONLY.size === 0 || ONLY.has(phase);
+
+const TENANT = { appHandle: 'default', shop: 'bench.myshopify.com' };
 
 const progress = (line: string) => process.stdout.write(`  … ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const withDatabase = (url: string, name: string) => Object.assign(new URL(url), { pathname: `/${name}` }).toString();
-const redact = (url: string) => Object.assign(new URL(url), { password: '' }).toString();
-
-async function adminExec(statement: string) {
-  const admin = await openDatabase({ url: SERVER_URL, poolSize: 1 });
-  try {
-    await admin.exec(statement);
-  } finally {
-    await admin.close();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
-// Worker processes
+// Figures
 
-const children = new Set<ChildProcess>();
-
-async function startWorkers(url: string, count: number): Promise<ChildProcess[]> {
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const child = spawn(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          DATABASE_URL: url,
-          PLATFORM_API_KEY: 'bench-key',
-          PLATFORM_API_SECRET: 'bench-secret',
-          LOG_LEVEL: 'warn',
-          BENCH_CONCURRENCY: String(CONCURRENCY),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.add(child);
-      let out = '';
-      child.stdout!.on('data', (d) => (out += d));
-      child.stderr!.on('data', (d) => (out += d));
-      child.once('exit', () => children.delete(child));
-      await new Promise<void>((ready, fail) => {
-        const check = () => /mercato worker .*concurrency/.test(out) && ready();
-        child.stdout!.on('data', check);
-        child.once('exit', (code) => fail(new Error(`worker exited (${code}) before it was ready:\n${out}`)));
-      });
-      return child;
-    }),
-  );
+interface DispatchFigures {
+  perSecond: number;
+  statementsPerRun: number;
+  commitsPerRun: number;
+  notifyStatementsPerRun: number;
+  top: Array<{ query: string; perRun: number }>;
 }
 
-async function stopWorkers() {
-  await Promise.all(
-    [...children].map(
-      (child) =>
-        new Promise<void>((done) => {
-          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            done();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
+interface ThroughputFigures {
+  runs: number;
+  /** N / (max finish − min start) from the database's own timestamps (not for graphile-worker, which deletes its jobs) */
+  rateDb?: number;
+  /** N / (wall time from the release to the poll that saw every run finished) */
+  rateWall: number;
+  statementsPerRun: number;
+  commitsPerRun: number;
+  workerCpuMsPerRun: number;
+  pgCpuMsPerRun: number;
+  notifyStatementsPerRun: number;
+  notifyTriggerCallsPerRun: number;
+  /** CPU of the cluster's other processes (WAL writer, checkpointer, autovacuum, …) per run: not in pgCpuMsPerRun */
+  pgOtherCpuMsPerRun: number;
+  /** backends of the measured database that exited inside the CPU window (their CPU is lost) */
+  backendsGone: number;
+  /** statements of the workers outside the window (start-up before the release, stop after the last run): the
+   * most by which commitsPerRun × runs can exceed the window's own commits */
+  statementsOutsideWindow: number;
+  top: Array<{ query: string; perRun: number }>;
+  dispatch?: DispatchFigures;
 }
+
+interface IdleWorkerFigures {
+  latencyP50: number;
+  latencyP99: number;
+  latencyMax: number;
+  checkpointMsPerStep: number;
+  noStepsMs: number;
+  hundredStepsMs: number;
+  watchP50: number;
+  watchMax: number;
+  watchTimeouts: number;
+}
+
+interface Round {
+  order: Phase[];
+  throughput: Partial<Record<ConfigName, ThroughputFigures>>;
+  pgbenchTps?: number;
+  idleWorker?: IdleWorkerFigures;
+}
+
+const sum = (rows: readonly StatementRow[]) => rows.reduce((a, r) => a + r.calls, 0);
+const isNotify = (query: string) => /pg_notify\s*\(|^\s*notify\s/i.test(query);
+const oneLine = (query: string, max = 110) => {
+  const flat = query.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+const topOf = (rows: readonly StatementRow[], runs: number, count = 8) =>
+  rows.slice(0, count).map((r) => ({ query: oneLine(r.query, 300), perRun: r.calls / runs }));
 
 // ---------------------------------------------------------------------------------------------
-// Helpers on the bench database
+// The cluster and its databases
 
-async function resetTables(db: Database) {
-  const tables = await db.query<{ tablename: string }>(
-    sql`select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`,
-  );
-  if (tables.length > 0) await db.exec(`truncate ${tables.map((t) => `"${t.tablename}"`).join(', ')} cascade`);
-}
+type Cluster = Awaited<ReturnType<typeof startCluster>>;
+let cluster: Cluster;
+let monitor: Monitor;
+const DB = {
+  mercato: 'bench_mercato',
+  plain: 'bench_plain',
+  graphile: 'bench_graphile',
+  graphileBatched: 'bench_graphile_batched',
+  pgboss: 'bench_pgboss',
+  pgbench: 'bench_pgbench',
+};
+const urlOf = (database: string, user = 'postgres') => `postgres://${user}@127.0.0.1:${cluster.port}/${database}`;
 
-function dispatcher(runtime: Runtime) {
-  return (flowName: string, input: Record<string, unknown> = {}) =>
-    runtime.dispatch({ appHandle: 'default', shop: 'bench.myshopify.com', flowName, input, trigger: 'api' }).then((r) => r.runId);
-}
-
-async function countFinished(db: Database) {
-  const [row] = await db.query<{ done: number; failed: number }>(
-    sql`select count(*) filter (where status = 'completed')::int as done, count(*) filter (where status in ('failed','canceled'))::int as failed from runs`,
-  );
-  return row;
-}
-
-async function waitForRun(db: Database, runId: string) {
-  for (;;) {
-    const [row] = await db.query<{ status: string }>(sql`select status from runs where id = ${runId}::uuid`);
-    if (row?.status === 'completed') return;
-    if (row && ['failed', 'canceled'].includes(row.status)) throw new Error(`run ${runId} ended ${row.status}`);
-    await sleep(2);
-  }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-const median = (values: number[]) =>
-  percentile(
-    [...values].sort((a, b) => a - b),
-    50,
-  );
-
-// ---------------------------------------------------------------------------------------------
-// (i) throughput
-
-async function throughput(db: Database, runtime: Runtime, url: string, workers: number) {
-  await resetTables(db);
-  const dispatch = dispatcher(runtime);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < RUNS) await dispatch('oneStep', { n: next++ });
-    }),
-  );
-  // hold the queue back until every worker process is up, so that all of them start together
-  await db.query(sql`update runs set available_at = now() + interval '1 hour'`);
-  progress(`${workers} worker(s): ${RUNS} runs queued; starting ${workers} worker process(es) with concurrency ${CONCURRENCY}`);
-  await startWorkers(url, workers);
-  await db.query(sql`update runs set available_at = now()`);
-  await db.notify(RUNS_CHANNEL, '');
-  let lastPrint = Date.now();
-  for (;;) {
-    const { done, failed } = await countFinished(db);
-    if (failed > 0) throw new Error(`${failed} runs failed during the throughput phase`);
-    if (done === RUNS) break;
-    if (Date.now() - lastPrint >= 1000) {
-      progress(`${workers} worker(s): ${done}/${RUNS} completed`);
-      lastPrint = Date.now();
-    }
-    await sleep(50);
-  }
-  const [span] = await db.query<{ seconds: number }>(
-    sql`select extract(epoch from (max(finished_at) - min(started_at)))::float8 as seconds from runs`,
-  );
-  await stopWorkers();
-  const perSecond = RUNS / span.seconds;
-  progress(`${workers} worker(s): ${RUNS} runs in ${span.seconds.toFixed(2)} s → ${perSecond.toFixed(0)} runs/s`);
-  return perSecond;
-}
-
-// ---------------------------------------------------------------------------------------------
-// (ii) latency and (iii) checkpoint overhead, on one idle worker
-
-async function latency(db: Database, runtime: Runtime) {
-  await resetTables(db);
-  const dispatch = dispatcher(runtime);
-  const samples: number[] = [];
-  const warmup = 5;
-  for (let i = 0; i < LATENCY_SAMPLES + warmup; i++) {
-    await sleep(20 + Math.random() * 40); // the worker finishes its post-run poll and goes idle
-    const runId = await dispatch('oneStep', { n: i });
-    await waitForRun(db, runId);
-    const [row] = await db.query<{ ms: number }>(
-      sql`select extract(epoch from (started_at - created_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`,
-    );
-    if (i >= warmup) samples.push(row.ms);
-    if ((i + 1 - warmup) % 50 === 0 && i >= warmup) progress(`latency: ${i + 1 - warmup}/${LATENCY_SAMPLES} samples`);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] };
-}
-
-async function checkpointOverhead(db: Database, runtime: Runtime) {
-  const dispatch = dispatcher(runtime);
-  const durations = async (flowName: string) => {
-    const values: number[] = [];
-    for (let i = 0; i < OVERHEAD_RUNS; i++) {
-      const runId = await dispatch(flowName);
-      await waitForRun(db, runId);
-      const [row] = await db.query<{ ms: number }>(
-        sql`select extract(epoch from (finished_at - started_at))::float8 * 1000 as ms from runs where id = ${runId}::uuid`,
-      );
-      values.push(row.ms);
-    }
-    progress(`checkpoints: ${OVERHEAD_RUNS} runs of ${flowName}, median ${median(values).toFixed(2)} ms`);
-    return median(values);
+function workerEnv(database: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: urlOf(database),
+    PLATFORM_API_KEY: 'bench-key',
+    PLATFORM_API_SECRET: 'bench-secret',
+    LOG_LEVEL: 'warn',
+    BENCH_CONCURRENCY: String(CONCURRENCY),
+    BENCH_RUNS: String(RUNS),
+    BENCH_MERCATO_WORKER: MERCATO_WORKER,
   };
-  const none = await durations('noSteps');
-  const hundred = await durations('hundredSteps');
-  return { none, hundred, perStep: (hundred - none) / STEPS_IN_LONG_FLOW };
 }
 
-// ---------------------------------------------------------------------------------------------
-// (iv) pgbench
+/** A node process running a peer script (TypeScript through tsx's loader). */
+const peerArgs = (script: string, mode: string) => ['--import', 'tsx', join(PEERS, script), mode];
 
-async function pgbench(): Promise<{ tpcb: number; select: number }> {
-  const name = `mercato_pgbench_${randomBytes(4).toString('hex')}`;
-  const url = withDatabase(SERVER_URL, name);
-  await adminExec(`create database ${name}`);
-  try {
-    progress('pgbench: initialising scale 1');
-    await run('pgbench', ['-i', '-s', '1', '-q', url]);
-    const tps = async (extra: string[], label: string) => {
-      progress(`pgbench: ${label} for ${PGBENCH_SECONDS} s`);
-      const { stdout } = await run('pgbench', ['-c', '2', '-j', '2', '-T', String(PGBENCH_SECONDS), ...extra, url]);
-      const match = /tps = ([\d.]+)/.exec(stdout);
-      if (!match) throw new Error(`could not read pgbench's tps line:\n${stdout}`);
-      return Number(match[1]);
-    };
-    return { tpcb: await tps([], 'TPC-B-like'), select: await tps(['-S'], 'select-only') };
-  } finally {
-    await adminExec(`drop database if exists ${name} with (force)`);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-
-async function main() {
-  const name = `mercato_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
-  const url = withDatabase(SERVER_URL, name);
-  console.log(`Mercato flows benchmark on ${redact(SERVER_URL)} (database ${name}); ${cpus().length} CPU(s), Node ${process.version}`);
-  await adminExec(`create database ${name}`);
-  const db = await openDatabase({ url, poolSize: 10, applicationName: 'mercato-bench' });
-  let runtime: Runtime | undefined;
-  const cleanup = async () => {
-    await stopWorkers();
-    await runtime?.close();
-    await db.close();
-    await adminExec(`drop database if exists ${name} with (force)`);
-  };
-  process.once('SIGINT', () => {
-    for (const child of children) child.kill('SIGKILL');
-    void cleanup().finally(() => process.exit(130));
+function startMercatoWorker(): Promise<ChildProcess> {
+  return spawnReady(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+    cwd: ROOT,
+    env: workerEnv(DB.mercato),
+    ready: /mercato worker .*concurrency/,
+    label: 'mercato worker',
   });
+}
+
+async function openRuntime(applicationName: string): Promise<{ db: Database; runtime: Runtime }> {
+  const db = await openDatabase({ url: urlOf(DB.mercato), poolSize: DISPATCHERS + 2, applicationName });
   try {
-    runtime = await createRuntime({
+    const runtime = await createRuntime({
       instance,
       projectDir: join(ROOT, 'bench/flows-app'),
       mode: 'test',
       db,
       logger: silentLogger(),
-      env: { NODE_ENV: 'test', DATABASE_URL: url, PLATFORM_API_KEY: 'bench-key', PLATFORM_API_SECRET: 'bench-secret' },
+      env: { NODE_ENV: 'test', DATABASE_URL: urlOf(DB.mercato), PLATFORM_API_KEY: 'bench-key', PLATFORM_API_SECRET: 'bench-secret' },
     });
-    const [version] = await db.query<{ v: string }>(sql`select current_setting('server_version') as v`);
+    return { db, runtime };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}
 
-    console.log(`(i) throughput: ${RUNS} one-step runs`);
-    const one = await throughput(db, runtime, url, 1);
-    const two = await throughput(db, runtime, url, 2);
+const dispatcher =
+  (runtime: Runtime) =>
+  (flowName: string, input: Record<string, unknown> = {}) =>
+    runtime.dispatch({ ...TENANT, flowName, input, trigger: 'api' }).then((r) => r.runId);
 
-    console.log(`(ii) dispatch → start latency, idle worker, ${LATENCY_SAMPLES} samples`);
-    await resetTables(db);
-    await startWorkers(url, 1);
-    await sleep(1500); // idle: the worker's empty polls have backed off
-    const lat = await latency(db, runtime);
-    console.log(`(iii) checkpoint overhead: ${OVERHEAD_RUNS} runs of a ${STEPS_IN_LONG_FLOW}-step flow vs. a flow without steps`);
-    const ckpt = await checkpointOverhead(db, runtime);
-    await stopWorkers();
+async function truncateMercato(t: Target) {
+  const tables = await t.query<{ tablename: string }>(
+    `select tablename from pg_tables where schemaname = 'public' and tablename <> 'mercato_migrations'`,
+  );
+  if (tables.length > 0) await t.query(`truncate ${tables.map((r) => `"${r.tablename}"`).join(', ')} cascade`);
+}
 
-    console.log(`(iv) pgbench on the same server (-c 2 -j 2 -T ${PGBENCH_SECONDS})`);
-    const pg = await pgbench();
+// ---------------------------------------------------------------------------------------------
+// The throughput configurations
 
-    const rows: Array<[string, string, string]> = [
-      [
-        `1-step runs/s, 1 worker process (concurrency ${CONCURRENCY})`,
-        `${one.toFixed(0)} runs/s`,
-        `${((one / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`,
-      ],
-      [
-        `1-step runs/s, 2 worker processes (concurrency ${CONCURRENCY} each)`,
-        `${two.toFixed(0)} runs/s`,
-        `${((two / pg.tpcb) * 100).toFixed(0)} % of pgbench TPC-B tps`,
-      ],
-      [
-        'dispatch → start latency p50 (idle worker)',
-        `${lat.p50.toFixed(2)} ms`,
-        `target ≤ ${TARGET_P50_MS} ms: ${lat.p50 <= TARGET_P50_MS ? 'met' : 'NOT MET'}`,
-      ],
-      ['dispatch → start latency p99 (idle worker)', `${lat.p99.toFixed(2)} ms`, `max ${lat.max.toFixed(2)} ms`],
-      [
-        'step checkpoint overhead',
-        `${ckpt.perStep.toFixed(3)} ms/step`,
-        `run of 100 steps ${ckpt.hundred.toFixed(1)} ms vs. no steps ${ckpt.none.toFixed(1)} ms`,
-      ],
-      ['pgbench TPC-B-like (-c 2 -j 2)', `${pg.tpcb.toFixed(0)} tps`, 'same server, same machine'],
-      ['pgbench select-only (-S -c 2 -j 2)', `${pg.select.toFixed(0)} tps`, 'same server, same machine'],
-    ];
-    const w0 = Math.max(...rows.map((r) => r[0].length));
-    const w1 = Math.max(...rows.map((r) => r[1].length));
-    console.log(`\nResults (PostgreSQL ${version.v}, ${cpus().length} CPU(s) shared by PostgreSQL, the workers and the benchmark)`);
-    console.log(`${'figure'.padEnd(w0)}  ${'value'.padStart(w1)}  target / comparison`);
-    console.log(`${'-'.repeat(w0)}  ${'-'.repeat(w1)}  ${'-'.repeat(40)}`);
-    for (const [a, b, c] of rows) console.log(`${a.padEnd(w0)}  ${b.padStart(w1)}  ${c}`);
+interface Subject {
+  name: ConfigName;
+  database: string;
+  processes: number;
+  /** Empties the tables and queues RUNS runs held back (outside every measurement window but the dispatch one). */
+  prepare(t: Target): Promise<DispatchFigures | undefined>;
+  spawn(): Promise<ChildProcess>;
+  /** Makes every queued run due at once and wakes the workers (one transaction of the monitor). */
+  release(t: Target): Promise<void>;
+  progress(t: Target): Promise<{ done: number; failed: number }>;
+  /** Seconds between the first start and the last finish, from the database's timestamps. */
+  dbSeconds?(t: Target): Promise<number>;
+}
+
+async function prepareMercato(t: Target): Promise<DispatchFigures> {
+  const { db, runtime } = await openRuntime('bench-dispatch'); // applies the migrations on first use
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await runtime.close();
+    await db.close();
+  };
+  try {
+    await truncateMercato(t);
+    // the dispatch window: statements and commits of RUNS dispatches by DISPATCHERS concurrent callers
+    await t.flush();
+    const x0 = await monitor.xactCommit(DB.mercato);
+    const tx0 = t.transactions;
+    await monitor.resetStatements();
+    const dispatch = dispatcher(runtime);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: DISPATCHERS }, async () => {
+        while (next < RUNS) await dispatch('oneStep', { n: next++ });
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const statements = await monitor.statements(DB.mercato);
+    await close(); // its backends exit, which flushes their statistics
+    await monitor.waitForNoBackends(DB.mercato);
+    await t.flush();
+    const commits = (await monitor.xactCommit(DB.mercato)) - x0 - (t.transactions - tx0);
+    // held back until the worker processes are up
+    await t.query(`update runs set available_at = now() + interval '1 hour'`);
+    return {
+      perSecond: RUNS / seconds,
+      statementsPerRun: sum(statements) / RUNS,
+      commitsPerRun: commits / RUNS,
+      notifyStatementsPerRun: sum(statements.filter((s) => isNotify(s.query))) / RUNS,
+      top: topOf(statements, RUNS),
+    };
   } finally {
-    await cleanup();
+    await close();
+  }
+}
+
+const mercatoSubject = (name: ConfigName, processes: number): Subject => ({
+  name,
+  database: DB.mercato,
+  processes,
+  prepare: prepareMercato,
+  spawn: startMercatoWorker,
+  release: (t) => t.query(`update runs set available_at = now(); select pg_notify('${RUNS_CHANNEL}', '')`).then(() => {}),
+  progress: async (t) => {
+    const [row] = await t.query<{ done: number; failed: number }>(
+      `select count(*) filter (where status = 'completed')::int as done,
+              count(*) filter (where status in ('failed', 'canceled'))::int as failed from runs`,
+    );
+    return row;
+  },
+  dbSeconds: async (t) => {
+    const [row] = await t.query<{ s: number }>(`select extract(epoch from max(finished_at) - min(started_at))::float8 as s from runs`);
+    return row.s;
+  },
+});
+
+const peerPrepare = (script: string, database: string) => async () => {
+  await runToEnd(process.execPath, peerArgs(script, 'prepare'), { cwd: ROOT, env: workerEnv(database), label: `${script} prepare` });
+  return undefined;
+};
+const peerSpawn = (script: string, mode: string, database: string) => () =>
+  spawnReady(process.execPath, peerArgs(script, mode), {
+    cwd: ROOT,
+    env: workerEnv(database),
+    ready: /^ready$/m,
+    label: `${script} ${mode}`,
+  });
+
+const plainSubject: Subject = {
+  name: 'plain-pg',
+  database: DB.plain,
+  processes: 1,
+  prepare: peerPrepare('plain-pg.ts', DB.plain),
+  spawn: peerSpawn('plain-pg.ts', 'work', DB.plain),
+  release: (t) => t.query(`update plain_jobs set available_at = now(); select pg_notify('${PLAIN_CHANNEL}', '')`).then(() => {}),
+  progress: async (t) => {
+    const [row] = await t.query<{ done: number; failed: number }>(
+      `select count(*) filter (where status = 'completed')::int as done, 0 as failed from plain_jobs`,
+    );
+    return row;
+  },
+  dbSeconds: async (t) => {
+    const [row] = await t.query<{ s: number }>(
+      `select extract(epoch from max(finished_at) - min(started_at))::float8 as s from plain_jobs`,
+    );
+    return row.s;
+  },
+};
+
+const graphileSubject = (name: ConfigName, database: string, mode: string): Subject => ({
+  name,
+  database,
+  processes: 1,
+  prepare: peerPrepare('graphile.ts', database),
+  spawn: peerSpawn('graphile.ts', mode, database),
+  // `count` in the payload: how many idle workers of the pool a notification wakes
+  release: (t) =>
+    t.query(`update graphile_worker._private_jobs set run_at = now(); select pg_notify('jobs:insert', '{"count":${RUNS}}')`).then(() => {}),
+  progress: async (t) => {
+    // completed jobs are deleted; a failed one stays with its error, to be retried
+    const [row] = await t.query<{ left: number; failed: number }>(
+      `select count(*)::int as left, count(*) filter (where last_error is not null)::int as failed from graphile_worker._private_jobs`,
+    );
+    return { done: RUNS - row.left, failed: row.failed };
+  },
+});
+
+const pgBossSubject: Subject = {
+  name: 'pg-boss',
+  database: DB.pgboss,
+  processes: 1,
+  prepare: peerPrepare('pg-boss.ts', DB.pgboss),
+  spawn: peerSpawn('pg-boss.ts', 'work', DB.pgboss),
+  release: (t) => t.query(`update pgboss.job set start_after = now() where name = '${PGBOSS.queue}'`).then(() => {}),
+  progress: async (t) => {
+    const [row] = await t.query<{ done: number; failed: number }>(
+      `select count(*) filter (where state = 'completed')::int as done, count(*) filter (where state = 'failed')::int as failed
+         from pgboss.job where name = $1`,
+      [PGBOSS.queue],
+    );
+    return row;
+  },
+  dbSeconds: async (t) => {
+    const [row] = await t.query<{ s: number }>(
+      `select extract(epoch from max(completed_on) - min(started_on))::float8 as s from pgboss.job where name = $1`,
+      [PGBOSS.queue],
+    );
+    return row.s;
+  },
+};
+
+const SUBJECTS: Record<ConfigName, Subject> = {
+  'mercato-1': mercatoSubject('mercato-1', 1),
+  'mercato-2': mercatoSubject('mercato-2', 2),
+  'plain-pg': plainSubject,
+  graphile: graphileSubject('graphile', DB.graphile, 'work'),
+  'graphile-batched': graphileSubject('graphile-batched', DB.graphileBatched, 'work-batched'),
+  'pg-boss': pgBossSubject,
+};
+
+/** Calls of the database's functions that send NOTIFY (trigger functions; counted with track_functions = 'pl'). */
+async function notifyFunctionCalls(t: Target): Promise<number> {
+  const [row] = await t.query<{ calls: number }>(
+    `select coalesce(sum(f.calls), 0)::float8 as calls
+       from pg_stat_user_functions f join pg_proc p on p.oid = f.funcid
+      where p.prosrc ilike '%pg_notify%' or p.prosrc ~* '\\mnotify\\s'`,
+  );
+  return row.calls;
+}
+
+async function measureThroughput(subject: Subject, tag: string): Promise<ThroughputFigures> {
+  const db = subject.database;
+  const t = await monitor.target(db);
+  progress(`${tag}: queueing ${RUNS} runs, held back`);
+  const dispatch = await subject.prepare(t);
+
+  // commits are counted from before the worker processes start to after they exited (a backend flushes its statistics
+  // at exit; an idle one may hold them back up to 10 s): everything the monitor committed there in between is subtracted
+  await t.flush();
+  const x0 = await monitor.xactCommit(db);
+  const tx0 = t.transactions;
+  const f0 = await notifyFunctionCalls(t);
+  await monitor.resetStatements();
+  progress(`${tag}: starting ${subject.processes} worker process(es), concurrency ${CONCURRENCY}`);
+  const processes = await Promise.all(Array.from({ length: subject.processes }, () => subject.spawn()));
+  const pids = processes.map((p) => p.pid!);
+  try {
+    const startup = sum(await monitor.statements(db));
+    await monitor.resetStatements();
+    const postmaster = postmasterPid(join(cluster.dir, 'data'));
+    const worker0 = treeCpuMs(pids);
+    const pg0 = postgresCpu(postmaster, db, MONITOR_USER);
+    const released = performance.now();
+    await subject.release(t);
+    progress(`${tag}: released`);
+    let finished = 0;
+    let lastPrint = released;
+    for (;;) {
+      const polled = performance.now();
+      const { done, failed } = await subject.progress(t);
+      if (failed > 0) throw new Error(`${tag}: ${failed} run(s) failed`);
+      if (done >= RUNS) {
+        finished = polled;
+        break;
+      }
+      if (polled - released > 300_000) throw new Error(`${tag}: only ${done}/${RUNS} runs finished after 300 s`);
+      if (polled - lastPrint >= 2000) {
+        progress(`${tag}: ${done}/${RUNS} finished`);
+        lastPrint = polled;
+      }
+      // poll often only near the end: the end time is known to the poll interval, the polls cost the database little
+      const rate = done / Math.max(0.001, (polled - released) / 1000);
+      const eta = rate > 0 ? ((RUNS - done) / rate) * 1000 : 50;
+      await sleep(Math.min(100, Math.max(5, eta / 4)));
+    }
+    const workerMs = treeCpuMs(pids) - worker0;
+    const pgCpu = backendDeltaMs(pg0, postgresCpu(postmaster, db, MONITOR_USER));
+    const statements = await monitor.statements(db);
+    const seconds = subject.dbSeconds ? await subject.dbSeconds(t) : undefined;
+
+    await stop(processes);
+    await monitor.waitForNoBackends(db);
+    const afterStop = sum(await monitor.statements(db));
+    const f1 = await notifyFunctionCalls(t);
+    await t.flush();
+    const commits = (await monitor.xactCommit(db)) - x0 - (t.transactions - tx0);
+
+    const figures: ThroughputFigures = {
+      runs: RUNS,
+      rateDb: seconds ? RUNS / seconds : undefined,
+      rateWall: RUNS / ((finished - released) / 1000),
+      statementsPerRun: sum(statements) / RUNS,
+      commitsPerRun: commits / RUNS,
+      workerCpuMsPerRun: workerMs / RUNS,
+      pgCpuMsPerRun: pgCpu.backendsMs / RUNS,
+      notifyStatementsPerRun: sum(statements.filter((s) => isNotify(s.query))) / RUNS,
+      notifyTriggerCallsPerRun: (f1 - f0) / RUNS,
+      pgOtherCpuMsPerRun: pgCpu.otherMs / RUNS,
+      backendsGone: pgCpu.gone,
+      statementsOutsideWindow: startup + (afterStop - sum(statements)),
+      top: topOf(statements, RUNS),
+      dispatch,
+    };
+    if (figures.backendsGone > 0)
+      progress(`${tag}: warning: ${figures.backendsGone} backend(s) exited during the window (their CPU is lost)`);
+    progress(
+      `${tag}: ${fmt(figures.rateDb, 0)} runs/s (database), ${fmt(figures.rateWall, 0)} runs/s (wall); ` +
+        `${fmt(figures.statementsPerRun)} statements, ${fmt(figures.commitsPerRun)} commits, ` +
+        `CPU ${fmt(figures.workerCpuMsPerRun, 3)} ms worker + ${fmt(figures.pgCpuMsPerRun, 3)} ms PostgreSQL per run`,
+    );
+    return figures;
+  } finally {
+    await stop(processes);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// pgbench
+
+async function pgbench(tag: string): Promise<number> {
+  progress(`${tag}: pgbench TPC-B-like -c 2 -j 2 -T ${PGBENCH_SECONDS}`);
+  const out = await runToEnd(join(PG_BIN, 'pgbench'), ['-c', '2', '-j', '2', '-T', String(PGBENCH_SECONDS), urlOf(DB.pgbench)], {
+    cwd: ROOT,
+    env: process.env,
+    label: 'pgbench',
+  });
+  const match = /tps = ([\d.]+)/.exec(out);
+  if (!match) throw new Error(`could not read pgbench's tps line:\n${out}`);
+  progress(`${tag}: pgbench ${Number(match[1]).toFixed(0)} tps`);
+  return Number(match[1]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One idle Mercato worker: dispatch → start latency, checkpoint cost, watch latency
+
+async function waitForRun(t: Target, runId: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  await sleep(3);
+  for (;;) {
+    const [row] = await t.query<{ status: string }>(`select status from runs where id = $1`, [runId]);
+    if (row?.status === 'completed') return;
+    if (row && ['failed', 'canceled'].includes(row.status)) throw new Error(`run ${runId} ended ${row.status}`);
+    if (Date.now() > deadline) throw new Error(`run ${runId} not finished after 30 s (${row?.status})`);
+    await sleep(3);
+  }
+}
+
+async function idleWorker(tag: string): Promise<IdleWorkerFigures> {
+  const t = await monitor.target(DB.mercato);
+  await truncateMercato(t);
+  const { db, runtime } = await openRuntime('bench-idle-worker');
+  const worker = await startMercatoWorker();
+  try {
+    const dispatch = dispatcher(runtime);
+    await sleep(1500); // idle: its empty polls have backed off, a start is a LISTEN/NOTIFY wake-up
+
+    progress(`${tag}: dispatch → start latency, ${LATENCY_SAMPLES} samples`);
+    const latencies: number[] = [];
+    const warmup = 5;
+    for (let i = 0; i < LATENCY_SAMPLES + warmup; i++) {
+      await sleep(20 + Math.random() * 40);
+      const runId = await dispatch('oneStep', { n: i });
+      await waitForRun(t, runId);
+      const [row] = await t.query<{ ms: number }>(
+        `select extract(epoch from (started_at - created_at))::float8 * 1000 as ms from runs where id = $1`,
+        [runId],
+      );
+      if (i >= warmup) latencies.push(row.ms);
+    }
+    latencies.sort((a, b) => a - b);
+
+    progress(`${tag}: checkpoints, ${OVERHEAD_RUNS} runs of noSteps and of hundredSteps`);
+    const duration = async (flowName: string) => {
+      const values: number[] = [];
+      for (let i = 0; i < OVERHEAD_RUNS; i++) {
+        const runId = await dispatch(flowName);
+        await waitForRun(t, runId);
+        const [row] = await t.query<{ ms: number }>(
+          `select extract(epoch from (finished_at - started_at))::float8 * 1000 as ms from runs where id = $1`,
+          [runId],
+        );
+        values.push(row.ms);
+      }
+      return percentile(
+        values.sort((a, b) => a - b),
+        50,
+      );
+    };
+    const noSteps = await duration('noSteps');
+    const hundredSteps = await duration('hundredSteps');
+
+    progress(`${tag}: watch latency, ${WATCH_SAMPLES} samples`);
+    const watcher = createRunWatch({ db });
+    const watches: number[] = [];
+    let timeouts = 0;
+    for (let i = 0; i < WATCH_SAMPLES + 1; i++) {
+      await sleep(20 + Math.random() * 40);
+      // dispatched held back (in the dispatch transaction), so that the worker leaves it alone until the release
+      const { runId } = await runtime.dispatch({
+        ...TENANT,
+        flowName: 'oneStep',
+        input: { n: i },
+        trigger: 'api',
+        within: async (exec, id) => {
+          await exec(sql`update runs set available_at = now() + interval '1 hour' where id = ${id}::uuid`);
+        },
+      });
+      const abort = new AbortController();
+      const first = await watcher.watch(TENANT, runId, undefined, 0, abort.signal);
+      const answer = watcher.watch(TENANT, runId, first.version, 10_000, abort.signal);
+      await sleep(50); // the second watch is waiting
+      const released = performance.now();
+      await t.query(`update runs set available_at = now() where id = '${runId}'; select pg_notify('${RUNS_CHANNEL}', '')`);
+      const result = await answer;
+      const ms = performance.now() - released;
+      abort.abort();
+      if (i === 0) {
+        await waitForRun(t, runId);
+        continue; // warm-up (the watch hub's LISTEN starts with the first watch)
+      }
+      if (result.changed) watches.push(ms);
+      else timeouts++;
+      await waitForRun(t, runId);
+    }
+    watches.sort((a, b) => a - b);
+    const figures: IdleWorkerFigures = {
+      latencyP50: percentile(latencies, 50),
+      latencyP99: percentile(latencies, 99),
+      latencyMax: latencies[latencies.length - 1],
+      checkpointMsPerStep: (hundredSteps - noSteps) / STEPS_IN_LONG_FLOW,
+      noStepsMs: noSteps,
+      hundredStepsMs: hundredSteps,
+      watchP50: percentile(watches, 50),
+      watchMax: watches[watches.length - 1],
+      watchTimeouts: timeouts,
+    };
+    progress(
+      `${tag}: latency p50 ${fmt(figures.latencyP50)} ms, p99 ${fmt(figures.latencyP99)} ms; ` +
+        `checkpoint ${fmt(figures.checkpointMsPerStep, 3)} ms/step; watch p50 ${fmt(figures.watchP50, 0)} ms, max ${fmt(figures.watchMax, 0)} ms`,
+    );
+    return figures;
+  } finally {
+    await stop([worker]);
+    await runtime.close();
+    await db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Summary
+
+const FIGURES: Array<{ key: keyof ThroughputFigures; name: string; title: string; decimals: number; target?: number }> = [
+  { key: 'rateDb', name: 'runs/s (database)', title: 'runs/s from the database timestamps: N / (last finish − first start)', decimals: 0 },
+  { key: 'rateWall', name: 'runs/s (wall)', title: 'runs/s by wall clock: N / (release → poll that saw all finished)', decimals: 0 },
+  {
+    key: 'statementsPerRun',
+    name: 'statements/run',
+    title: 'statements per run (pg_stat_statements, top-level, release → done)',
+    decimals: 2,
+    target: 3.5,
+  },
+  {
+    key: 'commitsPerRun',
+    name: 'commits/run',
+    title: 'commits per run (pg_stat_database.xact_commit, read-only ones included)',
+    decimals: 2,
+    target: 2.5,
+  },
+  {
+    key: 'workerCpuMsPerRun',
+    name: 'worker CPU ms/run',
+    title: 'worker CPU ms per run (/proc utime+stime of the worker processes)',
+    decimals: 3,
+    target: 0.2,
+  },
+  {
+    key: 'pgCpuMsPerRun',
+    name: 'PostgreSQL CPU ms/run',
+    title: 'PostgreSQL CPU ms per run (/proc, the backends of the database)',
+    decimals: 3,
+    target: 0.4,
+  },
+  {
+    key: 'notifyStatementsPerRun',
+    name: 'NOTIFY statements/run',
+    title: 'NOTIFY statements per run (pg_notify / NOTIFY sent by the client)',
+    decimals: 2,
+  },
+  {
+    key: 'notifyTriggerCallsPerRun',
+    name: 'NOTIFY function calls/run',
+    title: 'calls of NOTIFY-sending functions per run (triggers; pg_stat_user_functions)',
+    decimals: 2,
+  },
+];
+
+const isMercato = (c: ConfigName) => c === 'mercato-1' || c === 'mercato-2';
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT MET');
+
+interface RatioDef {
+  name: string;
+  num: [ConfigName, 'rateDb' | 'rateWall'];
+  den: [ConfigName, 'rateDb' | 'rateWall'];
+  target?: number;
+}
+const mercatoBatchedLabel = MERCATO_WORKER ? `Mercato 1 process (worker ${MERCATO_WORKER})` : 'Mercato 1 process (default settings)';
+const RATIOS: RatioDef[] = [
+  { name: 'Mercato 1 process / plain-pg (database timestamps)', num: ['mercato-1', 'rateDb'], den: ['plain-pg', 'rateDb'], target: 1.0 },
+  { name: 'Mercato 1 process / graphile-worker defaults (wall clock)', num: ['mercato-1', 'rateWall'], den: ['graphile', 'rateWall'] },
+  {
+    name: `${mercatoBatchedLabel} / graphile-worker batched (wall clock)`,
+    num: ['mercato-1', 'rateWall'],
+    den: ['graphile-batched', 'rateWall'],
+    target: 0.8,
+  },
+  {
+    name: 'Mercato 2 processes / 1 process (database timestamps)',
+    num: ['mercato-2', 'rateDb'],
+    den: ['mercato-1', 'rateDb'],
+    target: 1.0,
+  },
+];
+
+function summarize(rounds: Round[]) {
+  const figures: Record<string, Partial<Record<ConfigName, Spread>>> = {};
+  for (const f of FIGURES) {
+    figures[f.key] = {};
+    for (const c of CONFIGS) {
+      const values = rounds.map((r) => r.throughput[c]?.[f.key] as number | undefined);
+      if (values.some((v) => v !== undefined)) figures[f.key][c] = spread(values);
+    }
+  }
+  const dispatchOf = (k: keyof DispatchFigures) =>
+    spread(rounds.flatMap((r) => [r.throughput['mercato-1']?.dispatch?.[k], r.throughput['mercato-2']?.dispatch?.[k]]) as number[]);
+  const dispatch = {
+    perSecond: dispatchOf('perSecond'),
+    statementsPerRun: dispatchOf('statementsPerRun'),
+    commitsPerRun: dispatchOf('commitsPerRun'),
+    notifyStatementsPerRun: dispatchOf('notifyStatementsPerRun'),
+  };
+  const ratios = RATIOS.map((def) => {
+    const perRound = rounds.map((r) => {
+      const a = r.throughput[def.num[0]]?.[def.num[1]];
+      const b = r.throughput[def.den[0]]?.[def.den[1]];
+      return a !== undefined && b !== undefined ? a / b : undefined;
+    });
+    const s = spread(perRound);
+    return { name: def.name, perRound, ...s, target: def.target, met: def.target === undefined ? undefined : s.median >= def.target };
+  });
+  const idleOf = (k: keyof IdleWorkerFigures) => spread(rounds.map((r) => r.idleWorker?.[k]));
+  const idle = {
+    latencyP50: idleOf('latencyP50'),
+    latencyP99: idleOf('latencyP99'),
+    latencyMax: idleOf('latencyMax'),
+    checkpointMsPerStep: idleOf('checkpointMsPerStep'),
+    watchP50: idleOf('watchP50'),
+    watchMax: idleOf('watchMax'),
+  };
+  const pgbenchTps = spread(rounds.map((r) => r.pgbenchTps));
+
+  const targets: Array<{ figure: string; median: number; target: string; met: boolean }> = [];
+  const upTo = (figure: string, value: number, limit: number) =>
+    targets.push({ figure, median: value, target: `≤ ${limit}`, met: Number.isFinite(value) && value <= limit });
+  for (const c of ['mercato-1', 'mercato-2'] as const) {
+    for (const f of FIGURES) {
+      const s = figures[f.key][c];
+      if (f.target !== undefined && s) upTo(`${LABELS[c]}: ${f.name}`, s.median, f.target);
+    }
+  }
+  for (const r of ratios) {
+    if (r.target !== undefined) targets.push({ figure: r.name, median: r.median, target: `≥ ${r.target}`, met: Boolean(r.met) });
+  }
+  upTo('step checkpoint ms/step', idle.checkpointMsPerStep.median, 0.5);
+  upTo('dispatch → start latency p50 (ms)', idle.latencyP50.median, 2);
+  upTo('dispatch → start latency p99 (ms)', idle.latencyP99.median, 4);
+  upTo('watch latency p50 (ms)', idle.watchP50.median, 1000);
+  upTo('watch latency max (ms)', idle.watchMax.median, 1000);
+  return { figures, dispatch, ratios, idle, pgbenchTps, targets };
+}
+
+function printSummary(rounds: Round[], summary: ReturnType<typeof summarize>, pgVersion: string) {
+  const out: string[] = [];
+  const say = (line = '') => out.push(line);
+  say();
+  say(
+    `Results: ${rounds.length} round(s) of ${RUNS} runs, concurrency ${CONCURRENCY}; PostgreSQL ${pgVersion} (fsync on, synchronous_commit on), ` +
+      `${cpus().length} CPU(s) shared by PostgreSQL, the workers and the benchmark. min / median / max over the rounds.`,
+  );
+  for (const f of FIGURES) {
+    const rows = [
+      ['configuration', ...rounds.map((_, r) => `r${r + 1}`), 'min', 'median', 'max', f.target === undefined ? '' : `target ≤ ${f.target}`],
+    ];
+    for (const c of CONFIGS) {
+      const s = summary.figures[f.key][c];
+      if (!s) continue;
+      const target = f.target !== undefined && isMercato(c) ? verdict(s.median <= f.target) : '';
+      const perRound = rounds.map((r) => fmt(r.throughput[c]?.[f.key] as number | undefined, f.decimals));
+      rows.push([LABELS[c], ...perRound, fmt(s.min, f.decimals), fmt(s.median, f.decimals), fmt(s.max, f.decimals), target]);
+    }
+    if (rows.length === 1) continue;
+    say();
+    say(f.title);
+    say(table(rows));
+    if (f.key === 'commitsPerRun') {
+      const outside = Math.max(...rounds.flatMap((r) => Object.values(r.throughput).map((x) => x.statementsOutsideWindow / x.runs)));
+      say(`(counted from worker start to worker exit: their start-up and stop add at most ${fmt(outside, 3)} per run)`);
+    }
+  }
+  const d = summary.dispatch;
+  if (Number.isFinite(d.perSecond.median)) {
+    say();
+    say(
+      `Mercato dispatch side (${DISPATCHERS} concurrent callers of the runtime's dispatch, no worker running; both Mercato configurations)`,
+    );
+    say(
+      table([
+        ['figure', 'min', 'median', 'max'],
+        ['dispatches/s', fmt(d.perSecond.min, 0), fmt(d.perSecond.median, 0), fmt(d.perSecond.max, 0)],
+        ['statements per run', fmt(d.statementsPerRun.min), fmt(d.statementsPerRun.median), fmt(d.statementsPerRun.max)],
+        ['commits per run', fmt(d.commitsPerRun.min), fmt(d.commitsPerRun.median), fmt(d.commitsPerRun.max)],
+        [
+          'NOTIFY statements per run',
+          fmt(d.notifyStatementsPerRun.min),
+          fmt(d.notifyStatementsPerRun.median),
+          fmt(d.notifyStatementsPerRun.max),
+        ],
+      ]),
+    );
+  }
+  say();
+  say('Ratios of runs/s, per round');
+  say(
+    table([
+      ['ratio', ...rounds.map((_, i) => `r${i + 1}`), 'min', 'median', 'max', 'target'],
+      ...summary.ratios.map((r) => [
+        r.name,
+        ...r.perRound.map((v) => fmt(v)),
+        fmt(r.min),
+        fmt(r.median),
+        fmt(r.max),
+        r.target === undefined ? '' : `≥ ${r.target.toFixed(1)} ${verdict(Boolean(r.met))}`,
+      ]),
+    ]),
+  );
+  const i = summary.idle;
+  say();
+  say(
+    `One idle Mercato worker (${LATENCY_SAMPLES} latency samples, ${OVERHEAD_RUNS} runs per checkpoint flow, ${WATCH_SAMPLES} watches per round)`,
+  );
+  const idleRow = (name: string, s: Spread, decimals: number, limit?: number) => [
+    name,
+    fmt(s.min, decimals),
+    fmt(s.median, decimals),
+    fmt(s.max, decimals),
+    limit === undefined ? '' : `≤ ${limit} ${verdict(s.median <= limit)}`,
+  ];
+  say(
+    table([
+      ['figure', 'min', 'median', 'max', 'target'],
+      idleRow('dispatch → start latency p50 (ms)', i.latencyP50, 2, 2),
+      idleRow('dispatch → start latency p99 (ms)', i.latencyP99, 2, 4),
+      idleRow('dispatch → start latency max (ms)', i.latencyMax, 2),
+      idleRow('step checkpoint (ms/step)', i.checkpointMsPerStep, 3, 0.5),
+      idleRow('watch latency p50 (ms)', i.watchP50, 0, 1000),
+      idleRow('watch latency max (ms)', i.watchMax, 0, 1000),
+    ]),
+  );
+  say();
+  say(
+    `pgbench TPC-B-like (-c 2 -j 2 -T ${PGBENCH_SECONDS}) on the same cluster: ${fmt(summary.pgbenchTps.min, 0)} / ${fmt(summary.pgbenchTps.median, 0)} / ${fmt(summary.pgbenchTps.max, 0)} tps`,
+  );
+  say();
+  say('Top statements per configuration (last round, calls per run)');
+  const last = rounds[rounds.length - 1];
+  for (const c of CONFIGS) {
+    const f = last.throughput[c];
+    if (!f) continue;
+    say(`  ${LABELS[c]}`);
+    for (const s of f.top.slice(0, 6)) say(`    ${s.perRun.toFixed(3).padStart(7)}  ${oneLine(s.query)}`);
+  }
+  const dispatchTop = last.throughput['mercato-1']?.dispatch?.top ?? last.throughput['mercato-2']?.dispatch?.top;
+  if (dispatchTop) {
+    say('  Mercato dispatch side');
+    for (const s of dispatchTop.slice(0, 6)) say(`    ${s.perRun.toFixed(3).padStart(7)}  ${oneLine(s.query)}`);
+  }
+  say();
+  say('Targets (medians over the rounds)');
+  say(table([['figure', 'median', 'target', ''], ...summary.targets.map((t) => [t.figure, fmt(t.median, 3), t.target, verdict(t.met)])]));
+  console.log(out.join('\n'));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return '';
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  // Ctrl-C: kill the worker processes; cluster.ts then stops and removes the cluster
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      killAll();
+      if (process.listenerCount(signal) === 0) process.exit(130);
+    });
+  }
+  console.log(`Mercato flows benchmark: ${ROUNDS} round(s), ${RUNS} runs per configuration, concurrency ${CONCURRENCY}`);
+  progress('building the mercato CLI if its dist/ is older than the sources');
+  await runToEnd(process.execPath, [join(ROOT, 'packages/mercato/scripts/build.mjs'), '--js', '--if-stale', '--quiet'], {
+    cwd: ROOT,
+    env: process.env,
+    label: 'mercato build (the engine may be in the middle of an edit: retry in a minute)',
+  });
+
+  progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on; pg_stat_statements)');
+  cluster = await startCluster({
+    settings: {
+      fsync: 'on',
+      synchronous_commit: 'on',
+      full_page_writes: 'on',
+      shared_preload_libraries: "'pg_stat_statements'",
+      'pg_stat_statements.track': "'top'",
+      'pg_stat_statements.max': 10000,
+      track_functions: "'pl'",
+    },
+  });
+  const rounds: Round[] = [];
+  try {
+    monitor = await Monitor.open(urlOf);
+    const [{ version }] = await monitor.sql<{ version: string }>(`select current_setting('server_version') as version`);
+    for (const name of Object.values(DB)) await monitor.createDatabase(name);
+    if (wanted('pgbench')) {
+      progress('pgbench: initialising scale 1');
+      await runToEnd(join(PG_BIN, 'pgbench'), ['-i', '-s', '1', '-q', urlOf(DB.pgbench)], {
+        cwd: ROOT,
+        env: process.env,
+        label: 'pgbench -i',
+      });
+    }
+    const phases: Phase[] = [...CONFIGS, 'pgbench', 'idle-worker'].filter((p) => wanted(p as Phase)) as Phase[];
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = [...phases.slice(r % phases.length), ...phases.slice(0, r % phases.length)];
+      console.log(`Round ${r + 1}/${ROUNDS}: ${order.join(', ')}`);
+      const round: Round = { order, throughput: {} };
+      for (const phase of order) {
+        const tag = `round ${r + 1} ${phase}`;
+        if (phase === 'pgbench') round.pgbenchTps = await pgbench(tag);
+        else if (phase === 'idle-worker') round.idleWorker = await idleWorker(tag);
+        else round.throughput[phase] = await measureThroughput(SUBJECTS[phase], tag);
+      }
+      rounds.push(round);
+    }
+
+    const summary = summarize(rounds);
+    printSummary(rounds, summary, version);
+    const [{ v: fullVersion }] = await monitor.sql<{ v: string }>('select version() as v');
+    const result = {
+      measuredAt: new Date().toISOString(),
+      durationSeconds: Math.round((Date.now() - started) / 1000),
+      commit: git(['rev-parse', '--short', 'HEAD']),
+      engineUncommittedChanges: git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations']) !== '',
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        node: process.version,
+        postgres: fullVersion,
+        clockTicksPerSecond: CLK_TCK,
+      },
+      settings: {
+        rounds: ROUNDS,
+        runs: RUNS,
+        concurrency: CONCURRENCY,
+        latencySamples: LATENCY_SAMPLES,
+        overheadRuns: OVERHEAD_RUNS,
+        watchSamples: WATCH_SAMPLES,
+        pgbenchSeconds: PGBENCH_SECONDS,
+        dispatchers: DISPATCHERS,
+        mercatoWorker: MERCATO_WORKER || null,
+        graphileBatched: GRAPHILE_BATCHED,
+        pgBoss: PGBOSS,
+        only: [...ONLY],
+        cluster:
+          'initdb defaults (fsync, synchronous_commit, full_page_writes on) + pg_stat_statements (track = top), track_functions = pl',
+      },
+      rounds,
+      summary,
+    };
+    mkdirSync(dirname(OUT), { recursive: true });
+    writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`\nWritten: ${OUT} (${Math.round((Date.now() - started) / 1000)} s in all)`);
+  } finally {
+    killAll();
+    await monitor?.close();
+    await cluster.destroy();
   }
 }
 

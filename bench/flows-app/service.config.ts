@@ -1,12 +1,14 @@
 /**
  * The app `npm run bench:flows` runs in real `mercato worker` processes (bench/flows.ts).
- * Worker settings are the documented defaults except concurrency (BENCH_CONCURRENCY, default 10).
+ * Worker settings are the documented defaults except concurrency (BENCH_CONCURRENCY, default 10) and whatever
+ * BENCH_MERCATO_WORKER adds (a JSON object of `worker` settings, e.g. batching options of the engine; default none).
  */
 import { defineApp } from 'mercato';
 import { z } from 'zod';
 
 const app = defineApp();
 const concurrency = Number(process.env.BENCH_CONCURRENCY) > 0 ? Number(process.env.BENCH_CONCURRENCY) : 10;
+const extraWorkerSettings: Record<string, unknown> = process.env.BENCH_MERCATO_WORKER ? JSON.parse(process.env.BENCH_MERCATO_WORKER) : {};
 
 export const STEPS_IN_LONG_FLOW = 100;
 
@@ -37,5 +39,5 @@ export default app.defineConfig({
       },
     }),
   },
-  worker: { concurrency },
+  worker: { ...extraWorkerSettings, concurrency },
 });
