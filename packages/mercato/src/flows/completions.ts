@@ -12,7 +12,7 @@ export const MAX_COMPLETION_BATCH = 200;
 /** `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's. */
 export function completionBatcher(exec: Exec): (completion: Completion) => Promise<boolean> {
   type Waiting = { completion: Completion; resolve: (stored: boolean) => void; reject: (error: unknown) => void };
-  let queue: Waiting[] = [];
+  const queue: Waiting[] = [];
   let scheduled = false;
 
   async function flush() {

@@ -209,9 +209,10 @@ export async function createExecutionContext(
       claimName('step', name);
       const previous = stored.get(name);
       if (previous?.status === 'completed') return previous.result as any;
-      const stepController = new AbortController();
-      const onRunAbort = () => stepController.abort(signal.reason);
-      signal.addEventListener('abort', onRunAbort, { once: true });
+      // A step without a timeout runs under the run's own signal; one with a timeout gets a signal of its own that also
+      // aborts with the run's.
+      let stepSignal = signal;
+      let onRunAbort: (() => void) | undefined;
       let stepTimer: NodeJS.Timeout | undefined;
       const startedAt = new Date();
       try {
@@ -224,11 +225,15 @@ export async function createExecutionContext(
             );
             throw state.fatal;
           }
+          const stepController = new AbortController();
+          onRunAbort = () => stepController.abort(signal.reason);
+          signal.addEventListener('abort', onRunAbort, { once: true });
           stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
+          stepSignal = stepController.signal;
         }
         const value = await raceAbort(
-          stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepController.signal, attempt: run.budgetAttempt }))),
-          stepController.signal,
+          stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepSignal, attempt: run.budgetAttempt }))),
+          stepSignal,
         );
         throwIfAborted();
         const json = toJson(name, value, maxBytes);
@@ -246,7 +251,7 @@ export async function createExecutionContext(
         throw error;
       } finally {
         if (stepTimer) clearTimeout(stepTimer);
-        signal.removeEventListener('abort', onRunAbort);
+        if (onRunAbort) signal.removeEventListener('abort', onRunAbort);
       }
     },
     async sleep(name, duration) {

@@ -56,6 +56,11 @@ export interface RunExecution {
   done: Promise<void>;
   /** Execution time the run's current attempt has used, earlier executions included (flow timeout), in ms. */
   elapsedMs(): number;
+  /**
+   * Settles when the flow's code is done (returned, threw, slept or was interrupted), before the outcome's write: the
+   * worker gives the slot to another run while the write commits. Never rejects.
+   */
+  bodyDone: Promise<void>;
 }
 
 export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string): RunExecution {
@@ -65,10 +70,14 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
   };
   const startedAt = performance.now();
   const elapsedMs = () => (run.attemptElapsedMs ?? 0) + (performance.now() - startedAt);
-  const done = runExecution(deps, run, leaseToken, controller, elapsedMs).catch((error) => {
-    deps.logger.error({ err: error, runId: run.id }, 'run execution failed unexpectedly');
-  });
-  return { runId: run.id, leaseToken, interrupt, done, elapsedMs };
+  let bodyFinished!: () => void;
+  const bodyDone = new Promise<void>((resolve) => (bodyFinished = resolve));
+  const done = runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished)
+    .catch((error) => {
+      deps.logger.error({ err: error, runId: run.id }, 'run execution failed unexpectedly');
+    })
+    .finally(bodyFinished);
+  return { runId: run.id, leaseToken, interrupt, done, elapsedMs, bodyDone };
 }
 
 async function runExecution(
@@ -77,6 +86,7 @@ async function runExecution(
   leaseToken: string,
   controller: AbortController,
   elapsedMs: () => number,
+  bodyFinished: () => void,
 ): Promise<void> {
   const { exec } = deps;
   const signal = controller.signal;
@@ -84,7 +94,10 @@ async function runExecution(
   const registered = deps.registry.get(run.flowName);
   const onLogWriteError = (error: unknown) =>
     deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
-  const finalWrite = (what: string, write: () => Promise<boolean>) => writeFinalState(deps, run.id, what, write);
+  const finalWrite = (what: string, write: () => Promise<boolean>) => {
+    bodyFinished(); // the flow's code is done: its slot may run another run while this write commits
+    return writeFinalState(deps, run.id, what, write);
+  };
   let flushLogs = async () => {};
   let storeCheckpoints = async () => {};
   let failedStep = (): { name: string; error: unknown } | undefined => undefined;

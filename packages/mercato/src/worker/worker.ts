@@ -54,6 +54,8 @@ export class Worker {
   readonly concurrency: number;
   readonly stats: WorkerStats = { claimed: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
   private readonly active = new Map<string, RunExecution>();
+  /** Executions whose flow code is still running: what the slots count (an outcome being written does not hold one). */
+  private running = 0;
   private readonly exec: Exec;
   private readonly engine: EngineDeps;
   private stopping = false;
@@ -135,7 +137,7 @@ export class Worker {
       try {
         this.pendingWake = false;
         await this.recover();
-        const free = this.concurrency - this.active.size;
+        const free = this.concurrency - this.running;
         if (free <= 0) {
           delay = config.pollIntervalMs;
         } else {
@@ -186,6 +188,11 @@ export class Worker {
   private launch(run: Parameters<typeof executeRun>[1], token: string) {
     const execution = executeRun(this.engine, run, token);
     this.active.set(run.id, execution);
+    this.running++;
+    void execution.bodyDone.then(() => {
+      this.running--;
+      this.signal(); // a slot is free
+    });
     void execution.done.finally(() => {
       if (this.active.get(run.id) === execution) this.active.delete(run.id);
       this.stats.completedExecutions++;
