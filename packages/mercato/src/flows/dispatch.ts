@@ -82,7 +82,7 @@ export function resolveAppHandle(appHandles: readonly string[], requested: strin
 }
 
 export function createDispatcher(deps: DispatcherDeps): DispatchFn {
-  const wakeWorkers = runsWakeUp(deps.db);
+  const wakeUp = runsWakeUp(deps.db);
   return async (request) => {
     const appHandle = resolveAppHandle(deps.appHandles, request.appHandle);
     const flow = deps.registry.get(request.flowName);
@@ -106,10 +106,11 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
     const input = request.input ?? {};
     const tenant: Tenant = { appHandle, shop };
     const newRun = { appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId };
-    const runId =
-      flow.concurrency === null && !request.within
-        ? await insertRun(deps.db.query, newRun) // one statement, committed on its own
-        : await deps.db.transaction(async (exec) => {
+    const simple = flow.concurrency === null && !request.within;
+    const runId = await wakeUp.around((solo) =>
+      simple
+        ? insertRun(deps.db.query, newRun, solo) // one statement, committed on its own
+        : deps.db.transaction(async (exec) => {
             if (flow.concurrency !== null) {
               await lockFlowKey(exec, tenant, flow.name);
               const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
@@ -118,11 +119,11 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
                 throw new FlowConcurrencyError(message, flow.name, active[0]);
               }
             }
-            const id = await insertRun(exec, newRun);
+            const id = await insertRun(exec, newRun, solo);
             if (request.within) await request.within(exec, id);
             return id;
-          });
-    await wakeWorkers();
+          }),
+    );
     deps.events?.emit('run.dispatched', {
       runId,
       flow: flow.name,

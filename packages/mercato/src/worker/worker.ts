@@ -136,15 +136,17 @@ export class Worker {
       let reason: 'empty' | 'busy' | 'error' = 'busy';
       try {
         this.pendingWake = false;
-        await this.recover();
         const free = this.concurrency - this.running;
         if (free <= 0) {
+          await this.recover();
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
           const claimed = await claimRuns(this.exec, token, free, config.leaseDurationMs);
           this.stats.polls++;
           for (const run of claimed) this.launch(run, token);
+          // after the claim, so that a woken worker starts its run first
+          await this.recover();
           if (claimed.length > 0) {
             emptyPolls = 0;
             this.stats.claimed += claimed.length;

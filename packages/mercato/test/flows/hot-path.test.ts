@@ -170,6 +170,25 @@ describeEngines('the run hot path', (get) => {
     expect(count('store_step')).toBe(1); // 'kept', stored before the first attempt's failure was written
   });
 
+  it('dispatches wake the workers with at most one NOTIFY per batch: a lone one in its insert, concurrent ones coalesced', async () => {
+    const heard: string[] = [];
+    const stop = await get().db.listen('mercato_runs', (payload) => heard.push(payload));
+    const settle = () => new Promise((r) => setTimeout(r, 300));
+    try {
+      await dispatch('oneStep', { n: 1 });
+      await settle();
+      expect(heard).toEqual(['']); // one, sent by the insert statement itself
+      heard.length = 0;
+      const ids = await Promise.all(Array.from({ length: 20 }, (_, n) => dispatch('oneStep', { n })));
+      await settle();
+      expect(new Set(ids).size).toBe(20);
+      expect(heard.length).toBeGreaterThanOrEqual(1);
+      expect(heard.length).toBeLessThan(20);
+    } finally {
+      await stop();
+    }
+  });
+
   it('a completed step is stored at the end of its turn while the flow goes on outside any step', async () => {
     const id = await dispatch('slowAfterStep');
     await startWorker();
