@@ -8,6 +8,25 @@ import { type Completion, completeRuns } from './store/leases.ts';
 
 /** At most this many completions share one statement. */
 export const MAX_COMPLETION_BATCH = 200;
+/**
+ * A batch stops growing past this many characters of outputs and step results (one statement carries them all as one
+ * parameter); a larger completion goes alone.
+ */
+export const MAX_COMPLETION_BATCH_CHARS = 1_000_000;
+
+const sizeOf = (c: Completion) => c.outputJson.length + (c.lastStep?.resultJson.length ?? 0);
+
+/** How many of the queued completions the next statement takes: at least one, within both limits. */
+export function nextBatchSize(queue: ReadonlyArray<Completion>): number {
+  let chars = 0;
+  let n = 0;
+  while (n < queue.length && n < MAX_COMPLETION_BATCH) {
+    chars += sizeOf(queue[n]);
+    if (n > 0 && chars > MAX_COMPLETION_BATCH_CHARS) break;
+    n++;
+  }
+  return n;
+}
 
 /** `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's. */
 export function completionBatcher(exec: Exec): (completion: Completion) => Promise<boolean> {
@@ -17,7 +36,7 @@ export function completionBatcher(exec: Exec): (completion: Completion) => Promi
 
   async function flush() {
     scheduled = false;
-    const batch = queue.splice(0, MAX_COMPLETION_BATCH);
+    const batch = queue.splice(0, nextBatchSize(queue.map((w) => w.completion)));
     if (queue.length > 0) schedule();
     try {
       const stored = await completeRuns(

@@ -6,11 +6,13 @@
  * stored at the end of its turn, not held until the run completes.
  */
 import { sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import type { Database } from '../../src/db/engine.ts';
 import { isPrepared } from '../../src/db/sql.ts';
+import { MAX_COMPLETION_BATCH, MAX_COMPLETION_BATCH_CHARS, nextBatchSize } from '../../src/flows/completions.ts';
+import type { Completion } from '../../src/flows/store/leases.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
@@ -201,5 +203,20 @@ describeEngines('the run hot path', (get) => {
     expect(running.status).toBe('running');
     afterStepSeen?.(true);
     expect((await waitForRun(get().db, id)).output).toBe('done');
+  });
+});
+
+describe('completion batches', () => {
+  const completion = (chars: number): Completion => ({ runId: 'r', leaseToken: 't', outputJson: 'x'.repeat(chars) });
+  it('take as many queued completions as fit the limits, and always at least one', () => {
+    expect(nextBatchSize([])).toBe(0);
+    expect(nextBatchSize(Array.from({ length: 5 }, () => completion(10)))).toBe(5);
+    expect(nextBatchSize(Array.from({ length: MAX_COMPLETION_BATCH + 5 }, () => completion(1)))).toBe(MAX_COMPLETION_BATCH);
+    // a completion larger than the limit goes alone; the next batch starts after it
+    expect(nextBatchSize([completion(MAX_COMPLETION_BATCH_CHARS * 2), completion(10)])).toBe(1);
+    expect(nextBatchSize([completion(10), completion(MAX_COMPLETION_BATCH_CHARS)])).toBe(1);
+    expect(nextBatchSize([completion(MAX_COMPLETION_BATCH_CHARS / 2), completion(MAX_COMPLETION_BATCH_CHARS / 2 - 1), completion(5)])).toBe(
+      2,
+    );
   });
 });
