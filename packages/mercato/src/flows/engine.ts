@@ -14,7 +14,7 @@ import { failureOf, isRetryable } from './failure.ts';
 import { writeFinalState } from './final-write.ts';
 import { MAX_TIMER_MS } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { type ClaimedRun, type Completion, finishCompleted, finishFailed } from './store/leases.ts';
+import { type ClaimedRun, type Completion, completeRuns, finishFailed } from './store/leases.ts';
 
 export { MAX_STEP_RESULT_BYTES, type RunLogLine, type RunLogs, raceAbort } from './context.ts';
 export { FINAL_WRITE_RETRY_DELAYS_MS } from './final-write.ts';
@@ -42,7 +42,7 @@ export interface EngineDeps {
   events?: RuntimeEvents;
   /**
    * Stores a completion (the worker's batcher, completions.ts, shares one statement among the runs completing in the same
-   * turn); default: one statement per run (`finishCompleted`).
+   * turn); default: one statement per run (`completeRuns` of that one).
    */
   complete?: (completion: Completion) => Promise<boolean>;
 }
@@ -218,9 +218,10 @@ async function runExecution(
       return;
     }
     await flushLogs();
+    const completion: Completion = { runId: run.id, leaseToken, outputJson: json, lastStep };
     const complete = deps.complete
-      ? () => deps.complete!({ runId: run.id, leaseToken, outputJson: json, lastStep })
-      : () => finishCompleted(exec, run.id, leaseToken, json, lastStep);
+      ? () => deps.complete!(completion)
+      : () => completeRuns(exec, [completion]).then((stored) => stored.has(run.id));
     if (await finalWrite('completed', complete)) {
       deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs() });
     }

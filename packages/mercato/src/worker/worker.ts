@@ -198,7 +198,6 @@ export class Worker {
     void execution.done.finally(() => {
       if (this.active.get(run.id) === execution) this.active.delete(run.id);
       this.stats.completedExecutions++;
-      this.signal(); // a slot is free
     });
   }
 

@@ -213,8 +213,9 @@ describeEngines('engine durability', (get) => {
     // 2 × 300 ms of work around a 2 s sleep fits a 1.5 s timeout
     const inTime = await waitForRun(get().db, await dispatch('timeoutAcrossSleep', { workMs: 300, sleepMs: 2000 }));
     expect(inTime.status).toBe('completed');
-    // 2 × 900 ms of work around a short sleep does not: the second execution starts with 900 ms used
-    const runId = await dispatch('timeoutAcrossSleep', { workMs: 900, sleepMs: 50 });
+    // 2 × 900 ms of work around a 400 ms sleep does not: the second execution starts with 900 ms used (the sleep is long
+    // enough for the test to see the run parked, even on a loaded machine)
+    const runId = await dispatch('timeoutAcrossSleep', { workMs: 900, sleepMs: 400 });
     await waitForRun(get().db, runId, (r) => r.status === 'sleeping');
     const [parked] = await get().db.query<{ ms: number }>(sql`select attempt_elapsed_ms as ms from runs where id = ${runId}::uuid`);
     expect(parked.ms).toBeGreaterThanOrEqual(900);

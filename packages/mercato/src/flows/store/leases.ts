@@ -135,59 +135,6 @@ export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attempt
   return rows[0] ? new Date(rows[0].wakeAt) : null;
 }
 
-const completeStatement = prepared(
-  'complete',
-  `update runs set status = 'completed', output = $3::jsonb, error = null, finished_at = now(),
-    lease_owner = null, lease_expires_at = null, updated_at = now()
-  where id = $1::uuid and lease_owner = $2 and status = 'running'
-  returning id`,
-);
-
-/** The run's completion and its last step's checkpoint in one statement (one commit), both fenced by the update. */
-const completeWithStepStatement = prepared(
-  'complete_with_step',
-  `with fin as (
-    update runs set status = 'completed', output = $3::jsonb, error = null, finished_at = now(),
-      lease_owner = null, lease_expires_at = null, updated_at = now()
-    where id = $1::uuid and lease_owner = $2 and status = 'running'
-    returning id, app_handle, shop
-  ), step as (
-    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
-    select fin.id, $4, fin.app_handle, fin.shop, 'completed', $5, $6::jsonb, null, $7::timestamptz, now() from fin
-    on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
-      error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
-    returning run_id
-  )
-  select id from fin`,
-);
-
-/**
- * The run completed with `outputJson`; with `lastStep`, that step's result is stored in the same statement (the last
- * checkpoint and the completion share one commit). False when the run is no longer this lease's (nothing stored).
- */
-export async function finishCompleted(
-  exec: Exec,
-  runId: string,
-  leaseToken: string,
-  outputJson: string,
-  lastStep?: { write: StepWrite; resultJson: string },
-): Promise<boolean> {
-  const rows = await exec(
-    lastStep
-      ? completeWithStepStatement(
-          runId,
-          leaseToken,
-          outputJson,
-          lastStep.write.name,
-          lastStep.write.attempt,
-          lastStep.resultJson,
-          lastStep.write.startedAt.toISOString(),
-        )
-      : completeStatement(runId, leaseToken, outputJson),
-  );
-  return rows.length === 1;
-}
-
 /** A completion of `completeRuns`: the run, its lease, its output and, when it has one, its last step's checkpoint. */
 export interface Completion {
   runId: string;

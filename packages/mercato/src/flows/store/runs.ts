@@ -190,7 +190,6 @@ export function runsWakeUp(db: Pick<Database, 'notify'>) {
         dispatching--;
       }
     },
-    wake,
   };
 }
 
