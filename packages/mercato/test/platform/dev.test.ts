@@ -124,7 +124,7 @@ describe('mercato dev with the platform simulator', () => {
       dev.child.kill('SIGTERM');
       expect(await dev.exited).toBe(0);
     }
-  });
+  }, 90_000); // two `mercato dev` starts in a row: up to a minute on a loaded 2-core machine
 
   it('does not start the simulator when PLATFORM_ORIGIN is set', async () => {
     const dev = startDev({ PLATFORM_ORIGIN: 'http://127.0.0.1:9' });
