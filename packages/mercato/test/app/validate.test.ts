@@ -363,3 +363,18 @@ describe('configuration validation: pages, experimental, onError', () => {
     ['onError: must be a function (error, context?) (got "log")'],
   );
 });
+
+describe('configuration validation: metrics', () => {
+  rule('metrics is an object', (c) => (c.metrics = 'secret'), ['metrics: must be an object { token? } (got a string)']);
+  rule('known metrics keys only: token', (c) => (c.metrics = { tokn: 'x' }), [
+    'metrics.tokn: unknown metrics option (did you mean "token"?); allowed: token',
+  ]);
+  rule('metrics.token is a non-empty string', (c) => (c.metrics = { token: '  ' }), ['metrics.token: must be a non-empty string (empty)']);
+  rule('metrics.token is a string', (c) => (c.metrics = { token: 42 }), ['metrics.token: must be a non-empty string (got number)']);
+  it('a token is accepted and resolved as given', () => {
+    expect(problemsAfter((c) => (c.metrics = { token: 'abc' }))).toEqual([]);
+    const app = defineApp();
+    const instance = app.defineConfig({ flows: {}, metrics: { token: 'abc' } });
+    expect(instance.config.metrics).toEqual({ token: 'abc' });
+  });
+});

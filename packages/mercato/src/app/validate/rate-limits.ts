@@ -47,7 +47,11 @@ function checkRateLimit(problems: Problems, path: string, limit: unknown): void 
 export function checkMetrics(problems: Problems, metrics: unknown): void {
   if (metrics === undefined) return;
   if (!isPlainObject(metrics)) {
-    problems.add('metrics', `must be an object { token? } ${got(metrics)}`);
+    // never `got(metrics)`: a token written in place of the object would be echoed
+    problems.add(
+      'metrics',
+      `must be an object { token? } (got ${Array.isArray(metrics) ? 'an array' : metrics === null ? 'null' : `a ${typeof metrics}`})`,
+    );
     return;
   }
   checkKnownKeys(problems, 'metrics', metrics, ['token'], 'metrics option');
