@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { defineWebhook } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { serveOperations, startWorker } from '../../src/serve.ts';
+import { serveOperations, startCronScheduler, startWorker } from '../../src/serve.ts';
 import { FAST_WORKER, SHOP, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import type { Worker } from '../../src/worker/index.ts';
 import { json } from '../kit/index.ts';
@@ -34,6 +34,7 @@ const instance = app.defineConfig({
           return 'fine';
         }),
     }),
+    tick: app.defineFlow({ name: 'tick', input: z.object({}), concurrency: null, run: () => null }),
     boom: app.defineFlow({
       name: 'boom',
       input: z.object({}),
@@ -43,6 +44,7 @@ const instance = app.defineConfig({
       },
     }),
   },
+  crons: [{ schedule: '* * * * * *', flow: 'tick' }],
   webhooks: { 'orders/create': defineWebhook({ topic: 'orders/create', handler: async () => {} }) },
   worker: FAST_WORKER,
   retryPolicy: { maxAttempts: 3, initialIntervalMs: 20, backoffCoefficient: 1, maxIntervalMs: 50 },
@@ -130,6 +132,10 @@ describeEngines('Prometheus metrics', (get, kind) => {
   });
 
   it('after a real worker ran them: runs, retries, failures, durations, webhooks, MCP and HTTP requests', async () => {
+    // one of the queued runs looks taken by a worker that died: the new worker recovers its lease
+    await t.runtime.db.query(
+      sql`update runs set status = 'running', lease_owner = 'dead-worker/1', lease_expires_at = now() - interval '1 second' where id = ${runIds[0]!}::uuid`,
+    );
     worker = await startWorker(t.runtime);
     flakyFailures = 1;
     runIds.push(await dispatch(t, 'flaky'), await dispatch(t, 'boom'));
@@ -163,7 +169,10 @@ describeEngines('Prometheus metrics', (get, kind) => {
       .poll(
         async () => {
           ({ samples, text } = await scrape(t.url!));
-          return sumOf(samples, 'mercato_runs_finished_total');
+          return ['ok', 'flaky', 'boom', 'webhook:orders/create'].reduce(
+            (n, flow) => n + sumOf(samples, 'mercato_runs_finished_total', { flow }),
+            0,
+          );
         },
         { timeout: 15_000, interval: 100 },
       )
@@ -174,6 +183,7 @@ describeEngines('Prometheus metrics', (get, kind) => {
     expect(valueOf(samples, 'mercato_runs_finished_total', { flow: 'boom', status: 'failed' })).toBe(1);
     expect(valueOf(samples, 'mercato_runs_finished_total', { flow: 'webhook:orders/create', status: 'completed' })).toBe(1);
     expect(valueOf(samples, 'mercato_run_retries_total', { flow: 'flaky', cause: 'step' })).toBe(1);
+    expect(valueOf(samples, 'mercato_lease_recoveries_total', { flow: 'ok', outcome: 'requeued' })).toBe(1);
     expect(valueOf(samples, 'mercato_runs_started_total', { flow: 'flaky' })).toBe(2);
     expect(valueOf(samples, 'mercato_runs_started_total', { flow: 'ok' })).toBe(3);
     expect(valueOf(samples, 'mercato_runs_dispatched_total', { flow: 'webhook:orders/create', trigger: 'webhook' })).toBe(1);
@@ -219,6 +229,22 @@ describeEngines('Prometheus metrics', (get, kind) => {
     for (const id of [...runIds, hook!.id]) expect(text).not.toContain(id);
     expect(text).not.toContain(created.body.secret);
     expect(text).not.toContain(METRICS_TOKEN);
+  });
+
+  it('cron fires are counted by cron and flow, with their delay', async () => {
+    startCronScheduler(t.runtime);
+    await expect
+      .poll(
+        async () => valueOf((await scrape(t.url!)).samples, 'mercato_cron_fires_total', { cron: 'tick:* * * * * *', flow: 'tick' }) ?? 0,
+        {
+          timeout: 20_000,
+          interval: 250,
+        },
+      )
+      .toBeGreaterThanOrEqual(1);
+    const { samples } = await scrape(t.url!);
+    expect(valueOf(samples, 'mercato_cron_fire_delay_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(samples, 'mercato_runs_dispatched_total', { flow: 'tick', trigger: 'cron' })).toBeGreaterThanOrEqual(1);
   });
 
   it('/readyz: database and migrations; a missing migration is 503 with its tag; the worker loop', async () => {
