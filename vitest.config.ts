@@ -6,7 +6,9 @@ const conditions = ['mercato-source', 'module', 'node', 'development|production'
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['mercato-source'] } },
+  // Node gets these conditions too (vitest passes them as --conditions): not `module`, which makes Node load the
+  // extension-less ESM build of @opentelemetry/api (required by prom-client) and fail.
+  ssr: { resolve: { conditions: conditions.filter((c) => c !== 'module'), externalConditions: ['mercato-source'] } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     globalSetup: ['packages/mercato/test/global-setup.ts'],

@@ -123,6 +123,28 @@ export interface McpCallEvent extends EventBase<'mcp.call'> {
   error: string | null;
 }
 
+/**
+ * A step's function returned or threw (each execution of it; a replayed result is not one). Emitted only while a listener
+ * for this type is attached (the metrics of src/metrics/); the terminal does not show it.
+ */
+export interface StepFinishedEvent extends EventBase<'step.finished'> {
+  runId: string;
+  flow: string;
+  shop: string | null;
+  app: string;
+  step: string;
+  status: 'completed' | 'failed';
+  durationMs: number;
+}
+
+/** A worker found a run whose lease had expired (its worker died): it is queued again, or failed after too many losses. */
+export interface LeaseRecoveredEvent extends EventBase<'lease.recovered'> {
+  runId: string;
+  flow: string;
+  /** `pending` (queued again) or `failed` (its workers kept dying). */
+  status: 'pending' | 'failed';
+}
+
 export type RuntimeEvent =
   | RunDispatchedEvent
   | RunStartedEvent
@@ -131,7 +153,9 @@ export type RuntimeEvent =
   | StepRetriedEvent
   | WebhookReceivedEvent
   | CronFiredEvent
-  | McpCallEvent;
+  | McpCallEvent
+  | StepFinishedEvent
+  | LeaseRecoveredEvent;
 
 export type RuntimeEventType = RuntimeEvent['type'];
 export type RuntimeEventOf<T extends RuntimeEventType> = Extract<RuntimeEvent, { type: T }>;
@@ -147,6 +171,8 @@ export const RUNTIME_EVENT_TYPES: readonly RuntimeEventType[] = [
   'webhook.received',
   'cron.fired',
   'mcp.call',
+  'step.finished',
+  'lease.recovered',
 ];
 
 export interface RuntimeEvents {
@@ -158,6 +184,8 @@ export interface RuntimeEvents {
   emit<T extends RuntimeEventType>(type: T, payload: RuntimeEventPayload<T>): void;
   /** How many listeners are attached (all types). */
   listenerCount(): number;
+  /** True when a listener of this type (or of every type) is attached: lets a hot path skip building an event nobody hears. */
+  hears(type: RuntimeEventType): boolean;
 }
 
 export interface RuntimeEventsOptions {
@@ -215,6 +243,9 @@ export function createRuntimeEvents(options: RuntimeEventsOptions = {}): Runtime
       } catch {
         // building the event cannot fail in practice; emitting must never reach the engine anyway
       }
+    },
+    hears(type) {
+      return any.size > 0 || (byType.get(type)?.size ?? 0) > 0;
     },
     listenerCount() {
       let n = any.size;

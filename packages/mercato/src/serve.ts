@@ -3,7 +3,7 @@
  * runtime.ts and cli/, the only code that knows the Runtime). The HTTP surface (the API groups of every capability,
  * webhooks, MCP, public routes, the admin UI, dev-only extras), the worker and the cron scheduler.
  */
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import { mountAdminUi } from './admin/index.ts';
 import { DEV_SHOPS, PREVIEW_PREFIX, createPreviewRouter } from './dev/preview.ts';
 import { createHttpApp, startHttpServer } from './http/server.ts';
@@ -28,6 +28,11 @@ import { functionsApi } from './functions/router.ts';
 import { customPagesApi } from './custom-pages/router.ts';
 import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
 import { webhookDeliveries } from './platform/store.ts';
+import { type Metrics, METRICS_PATH, createMetrics, metricsEndpoint, requestMetrics } from './metrics/index.ts';
+import { queuedRunsByFlow } from './flows/store/queue.ts';
+import { type ReadinessChecks, databaseCheck, healthRouter } from './http/health.ts';
+import { notFoundHandler } from './http/errors.ts';
+import { migrationStatus } from './db/migrate.ts';
 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
@@ -73,11 +78,15 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
     logger: runtime.logger,
     platformOrigin: runtime.env.platformOrigin,
   });
+  const metrics = metricsOf(runtime);
   return createHttpApp(runtime, {
     groups: apiGroups(runtime),
     afterAuth: [installationMiddleware(installer)],
     rateLimits: runtime.config.rateLimits,
+    readiness: readinessOf(runtime),
+    observe: metrics ? requestMetrics(metrics) : undefined,
     extra: (app) => {
+      app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
       mcpOf(runtime).mount(app);
       app.route(
         WEBHOOK_PATH,
@@ -160,10 +169,82 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
     logger: runtime.logger,
   });
   await worker.start();
+  workers.set(runtime, worker);
   runtime.onClose(async () => {
     await worker.stop();
   });
   return worker;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Operations: readiness, metrics, the worker's metrics port (docs/observability.md)
+
+const workers = new WeakMap<Runtime, Worker>();
+const metricsInstances = new WeakMap<Runtime, Metrics>();
+
+/** The metrics token: MERCATO_METRICS_TOKEN, else `metrics.token` of the config, else none (metrics off). */
+export function metricsTokenOf(runtime: Pick<Runtime, 'env' | 'config'>): string | undefined {
+  return runtime.env.metricsToken ?? runtime.config.metrics?.token;
+}
+
+/**
+ * The metrics of a runtime: one instance, made on first use, listening to the runtime's events until it closes; undefined
+ * when no token is configured (nothing listens then, and /metrics is a 404).
+ */
+export function metricsOf(runtime: Runtime): Metrics | undefined {
+  if (metricsTokenOf(runtime) === undefined) return undefined;
+  let metrics = metricsInstances.get(runtime);
+  if (!metrics) {
+    const created = createMetrics({
+      version: runtime.version,
+      queue: () => queuedRunsByFlow(runtime.db.query),
+      pool: runtime.db.poolStats,
+      worker: () => {
+        const worker = workers.get(runtime);
+        return worker?.loopRunning ? { active: worker.activeCount, concurrency: worker.concurrency } : undefined;
+      },
+      logger: runtime.logger,
+    });
+    metrics = created;
+    metricsInstances.set(runtime, created);
+    runtime.onClose(created.observe(runtime.events));
+  }
+  return metrics;
+}
+
+/**
+ * The checks of /readyz: the database answers, every migration of this version is applied, and, in a process that runs
+ * a worker, its claim loop is running.
+ */
+export function readinessOf(runtime: Runtime): ReadinessChecks {
+  return {
+    database: databaseCheck(runtime.db),
+    migrations: async () => {
+      const status = await migrationStatus(runtime.db);
+      return status.pending.length === 0 ? { ok: true, applied: status.known } : { ok: false, pending: status.pending };
+    },
+    worker: async () => {
+      const worker = workers.get(runtime);
+      if (!worker) return undefined; // this process runs no worker
+      return { ok: worker.loopRunning, running: worker.loopRunning, active: worker.activeCount, concurrency: worker.concurrency };
+    },
+  };
+}
+
+/**
+ * The operations server of a process without the HTTP app (`mercato worker` with MERCATO_METRICS_PORT or --metrics-port):
+ * `/healthz`, `/readyz` and `/metrics` only, every other path a JSON 404. Closed with the runtime.
+ */
+export async function serveOperations(runtime: Runtime, options: { port: number; hostname: string }) {
+  const app = new Hono();
+  const metrics = metricsOf(runtime);
+  if (metrics) app.use('*', requestMetrics(metrics));
+  app.route('/', healthRouter({ version: runtime.version, checks: readinessOf(runtime) }));
+  app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
+  app.notFound(notFoundHandler);
+  const server = await startHttpServer(app, options);
+  runtime.onClose(() => server.close());
+  return server;
 }
 
 /** Starts the cron scheduler of a runtime (stopped by runtime.close()); ticks dispatch through the one door. */

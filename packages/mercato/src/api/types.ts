@@ -73,8 +73,27 @@ export interface PagesResponse {
   pages: Record<PageKey, PageMode>;
 }
 
-/** GET /healthz (outside /api, no auth): 200 when the database answers, else 503. */
-export type HealthResponse = { ok: true; database: 'up'; version: string } | { ok: false; database: 'down' };
+/** GET /healthz (outside /api, no auth): the process is alive; always 200 (docs/observability.md). */
+export interface HealthResponse {
+  ok: true;
+  status: 'alive';
+  version: string;
+  uptimeSeconds: number;
+}
+
+/** One check of GET /readyz: `ok`, and what it found (`error`, `pending`, `running`…). */
+export type ReadinessCheckResult = { ok: boolean } & Record<string, unknown>;
+
+/**
+ * GET /readyz (outside /api, no auth): 200 when every check passes, else 503. Checks: `database`, `migrations`, and
+ * `worker` in a process that runs one.
+ */
+export interface ReadyResponse {
+  ok: boolean;
+  status: 'ready' | 'not ready';
+  checks: Record<string, ReadinessCheckResult>;
+  version: string;
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Flows and runs (docs/flows.md, docs/runs.md)

@@ -87,6 +87,7 @@ export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(
     retryPolicy: { ...DEFAULT_RETRY_POLICY, ...definedOnly(config.retryPolicy) },
     onError: config.onError,
     rateLimits: config.rateLimits,
+    metrics: config.metrics,
   };
 }
 

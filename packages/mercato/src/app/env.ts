@@ -28,6 +28,10 @@ export interface RuntimeEnv {
   /** Older keys, comma-separated, still accepted for decryption during a rotation. */
   previousEncryptionKeys: string[];
   logLevel: string;
+  /** MERCATO_METRICS_TOKEN: the bearer token of `GET /metrics` (beats `metrics.token` of the config); unset → off unless the config sets one. */
+  metricsToken?: string;
+  /** MERCATO_METRICS_PORT: `mercato worker` serves /metrics, /healthz and /readyz on this port; unset → no such server. */
+  metricsPort?: number;
 }
 
 export const DEFAULT_PORT = 3000;
@@ -62,6 +66,13 @@ function parsePort(raw: string | undefined, problems: string[]): number {
     return DEFAULT_PORT;
   }
   return port;
+}
+
+function parseNamedPort(name: string, raw: string, problems: string[]): number | undefined {
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (Number.isInteger(port) && port <= 65535) return port;
+  problems.push(`${name}: ${JSON.stringify(raw)} is not a port number (an integer from 0 to 65535)`);
+  return undefined;
 }
 
 function parseBindAddress(raw: string | undefined, mode: RunMode, problems: string[]): string {
@@ -207,6 +218,9 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   const platformOrigin = parsePlatformOrigin(read(env, 'PLATFORM_ORIGIN'), problems);
   const keys = parseEncryptionKeys(env, production, problems);
   const logLevel = parseLogLevel(read(env, 'LOG_LEVEL'), problems);
+  const metricsToken = read(env, 'MERCATO_METRICS_TOKEN');
+  const metricsPortRaw = read(env, 'MERCATO_METRICS_PORT');
+  const metricsPort = metricsPortRaw === undefined ? undefined : parseNamedPort('MERCATO_METRICS_PORT', metricsPortRaw, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const result: RuntimeEnv = {
@@ -221,5 +235,7 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   if (databaseUrl !== undefined) result.databaseUrl = databaseUrl;
   if (platformOrigin !== undefined) result.platformOrigin = platformOrigin;
   if (keys.encryptionKey !== undefined) result.encryptionKey = keys.encryptionKey;
+  if (metricsToken !== undefined) result.metricsToken = metricsToken;
+  if (metricsPort !== undefined) result.metricsPort = metricsPort;
   return result;
 }

@@ -488,6 +488,14 @@ export interface AppConfigInput<F extends FlowsMap = FlowsMap> {
   onError?: OnErrorHook;
   /** Optional rate limits on /mcp and /api; off by default (docs/security.md). */
   rateLimits?: RateLimitsConfig;
+  /** Prometheus metrics (docs/observability.md): off unless a token is set here or in MERCATO_METRICS_TOKEN (which wins). */
+  metrics?: MetricsConfig;
+}
+
+/** The `metrics` option. */
+export interface MetricsConfig {
+  /** The bearer token `GET /metrics` requires; read it from the environment rather than writing it in the file. */
+  token?: string;
 }
 
 /** The config after defaults: every option of the spec present. */
@@ -506,6 +514,8 @@ export interface ResolvedConfig<F extends FlowsMap = FlowsMap, P extends Provide
   onError: OnErrorHook | undefined;
   /** As given (absent = every limit off); read by http/rate-limit.ts. */
   rateLimits?: RateLimitsConfig;
+  /** As given (absent = no token in the config). */
+  metrics?: MetricsConfig;
 }
 
 export interface TypedDispatchOptions<F extends FlowsMap, K extends keyof F & string> {

@@ -12,7 +12,7 @@ import { checkMcp } from './validate/mcp.ts';
 import { checkExperimental, checkOnError, checkPages, checkShopify, checkWebhooks } from './validate/options.ts';
 import { checkFunctions, checkProviders } from './validate/providers.ts';
 import { at, checkKnownKeys, got, isPlainObject, Problems } from './validate/util.ts';
-import { checkRateLimits } from './validate/rate-limits.ts';
+import { checkMetrics, checkRateLimits } from './validate/rate-limits.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -39,6 +39,7 @@ export const CONFIG_KEYS = [
   'retryPolicy',
   'onError',
   'rateLimits',
+  'metrics',
 ] as const;
 /** Options `defineApp` accepts. */
 export const BASE_KEYS = ['providers', 'pages'] as const;
@@ -70,6 +71,7 @@ export function collectConfigProblems(base: AppBase<any>, config: AppConfigInput
   if (config.retryPolicy !== undefined) checkRetryPolicy(problems, 'retryPolicy', config.retryPolicy);
   checkOnError(problems, config.onError);
   checkRateLimits(problems, config.rateLimits);
+  checkMetrics(problems, config.metrics);
   return problems.list;
 }
 

@@ -24,6 +24,7 @@ export interface CliValues {
   port?: number;
   simPort?: number;
   concurrency?: number;
+  metricsPort?: number;
   quiet?: boolean;
   logLevel?: string;
   watch?: boolean;
@@ -126,6 +127,12 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
       new Option('--concurrency <n>', 'maximum active runs (default: worker.concurrency from the config, else 5)').argParser(
         parsePositiveInt,
       ),
+    )
+    .addOption(
+      new Option(
+        '--metrics-port <n>',
+        'serve /healthz, /readyz and /metrics (with MERCATO_METRICS_TOKEN) on this port (default: MERCATO_METRICS_PORT, else none)',
+      ).argParser(parsePort),
     )
     .addOption(logLevelOption())
     .addHelpText('after', '\nExample:\n  $ DATABASE_URL=postgres://… npx mercato worker --concurrency 20')

@@ -10,7 +10,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { Hono } from 'hono';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
-import { buildApp, routesWiring, serve, startCronScheduler, startWorker } from '../serve.ts';
+import { buildApp, metricsTokenOf, routesWiring, serve, serveOperations, startCronScheduler, startWorker } from '../serve.ts';
 import type { Worker } from '../worker/index.ts';
 import { RUNS_CHANNEL } from '../flows/store/index.ts';
 import type { CronScheduler } from '../crons/index.ts';
@@ -43,6 +43,7 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
   if (command === 'dev') env.NODE_ENV ??= 'development';
   if (values.port !== undefined) env.PORT = String(values.port);
   if (values.logLevel !== undefined) env.LOG_LEVEL = values.logLevel;
+  if (values.metricsPort !== undefined) env.MERCATO_METRICS_PORT = String(values.metricsPort);
   if (command === 'dev') return runDev(values, io);
 
   const loaded = await loadConfig(io.cwd, values.config);
@@ -75,6 +76,13 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
       const effective = values.concurrency ?? runtime.config.worker.concurrency;
       const worker = await startWorker(runtime, { concurrency: effective });
       io.out(`mercato worker ${runtime.version} (${worker.id}): database ${db}; concurrency ${effective}`);
+      if (runtime.env.metricsPort !== undefined) {
+        const ops = await serveOperations(runtime, { port: runtime.env.metricsPort, hostname: runtime.env.bindAddress });
+        const base = `http://localhost:${ops.port}`;
+        io.out(
+          `  health:        ${base}/healthz, ${base}/readyz; metrics: ${metricsTokenOf(runtime) === undefined ? 'off (no MERCATO_METRICS_TOKEN)' : `${base}/metrics`}`,
+        );
+      }
     } else {
       const server = await serve(runtime, { port: runtime.env.port, hostname: runtime.env.bindAddress, preview: false });
       startCronScheduler(runtime);
@@ -84,7 +92,8 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
           `mercato start ${runtime.version} — listening on ${base}`,
           `  admin UI:      ${base}/`,
           `  admin API:     ${base}/api (session token required)`,
-          `  health:        ${base}/healthz`,
+          `  health:        ${base}/healthz, ${base}/readyz`,
+          `  metrics:       ${metricsTokenOf(runtime) === undefined ? 'off (set MERCATO_METRICS_TOKEN)' : `${base}/metrics (bearer token)`}`,
           `  database:      ${db}`,
           `  apps:          ${runtime.platform.apps.map((a) => a.handle).join(', ')}`,
           `  crons:         ${runtime.config.crons.length} (scheduler in this process)`,
@@ -292,7 +301,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       `  admin API:     ${base}/api (session token required)`,
       `  routes:        ${base}/routes/…`,
       `  MCP:           ${base}/mcp`,
-      `  health:        ${base}/healthz`,
+      `  health:        ${base}/healthz, ${base}/readyz`,
       devPlatform
         ? `  platform:      simulator at ${devPlatform.url} (shops ${devPlatform.shops().join(', ')}; webhooks → ${server.url}/webhooks)`
         : `  platform:      ${sessionEnv.platformOrigin ?? 'https://<shop>'}`,

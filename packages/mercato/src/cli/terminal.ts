@@ -50,7 +50,8 @@ export function eventLevel(event: RuntimeEvent): 'info' | 'warn' | 'error' {
   return 'info';
 }
 
-const MESSAGES: Record<RuntimeEventType, string> = {
+/** The events the terminal shows (step.finished and lease.recovered feed the metrics only; the worker logs a recovered lease itself). */
+const MESSAGES: Partial<Record<RuntimeEventType, string>> = {
   'run.dispatched': 'run dispatched',
   'run.started': 'run started',
   'run.completed': 'run completed',
@@ -69,9 +70,9 @@ export function attachTerminal(runtime: Pick<Runtime, 'events' | 'logger' | 'pla
   if (options.quiet) return () => {};
   if (options.format === 'json') {
     const logger = options.logger ?? runtime.logger;
-    return runtime.events.onAny((event) => {
+    return onShown(runtime, (event) => {
       const { type, at: _at, ...fields } = event;
-      logger[eventLevel(event)]({ event: type, ...fields }, MESSAGES[type]);
+      logger[eventLevel(event)]({ event: type, ...fields }, MESSAGES[type]!);
     });
   }
   if (options.format !== 'pretty') throw new TypeError(`attachTerminal: format must be "pretty" or "json" (got ${String(options.format)})`);
@@ -86,11 +87,19 @@ export function attachTerminal(runtime: Pick<Runtime, 'events' | 'logger' | 'pla
     previewLinks: options.previewLinks ?? false,
     showApp: runtime.platform.apps.length > 1,
   });
-  return runtime.events.onAny((event) => {
+  return onShown(runtime, (event) => {
     if (levelValue(eventLevel(event)) < threshold) return;
     const line = render(event);
     if (line !== null) out(line);
   });
+}
+
+/** Listens to each event type the terminal shows (not to every type: an event nobody shows is never built). */
+function onShown(runtime: Pick<Runtime, 'events'>, listener: (event: RuntimeEvent) => void): () => void {
+  const detach = (Object.keys(MESSAGES) as RuntimeEventType[]).map((type) => runtime.events.on(type, listener));
+  return () => {
+    for (const fn of detach) fn();
+  };
 }
 
 function levelValue(level: string): number {

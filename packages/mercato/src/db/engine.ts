@@ -38,12 +38,25 @@ export interface Database {
   listen(channel: string, onMessage: (payload: string) => void, events?: ListenEvents): Promise<() => Promise<void>>;
   /** True when the database answers `select 1`. */
   ping(): Promise<boolean>;
+  /** PostgreSQL only: the connection pool right now (the metrics); undefined on PGlite, which is one connection. */
+  readonly poolStats?: () => PoolStats;
   /**
    * PostgreSQL only: a connection of its own, outside the pool, for session-level state such as advisory locks.
    * `onLost` is called when the server drops it (its session locks are then released). Undefined on PGlite.
    */
   readonly openSession?: (purpose: string, onLost?: () => void) => Promise<DedicatedSession>;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections the pool may open (`poolSize`). */
+  max: number;
+  /** Open connections lent out. */
+  inUse: number;
+  /** Open connections waiting to be lent. */
+  idle: number;
+  /** Queries waiting for a connection (every one is in use). */
+  waiting: number;
 }
 
 export interface ListenEvents {
@@ -250,6 +263,12 @@ async function openPostgres(url: string, options: OpenOptions): Promise<Database
     },
     listen: listening.listen,
     ping: () => answers(() => pool.query('select 1')),
+    poolStats: () => ({
+      max: options.poolSize ?? 10,
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     async openSession(purpose, onLost) {
       const client = new pg.Client({ connectionString: url, application_name: `${options.applicationName ?? 'mercato'}-${purpose}` });
       client.on('error', () => onLost?.());

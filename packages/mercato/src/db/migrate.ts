@@ -79,3 +79,27 @@ export async function migrate(
   });
   return { applied, alreadyApplied };
 }
+
+const journalTags = new Map<string, readonly string[]>();
+
+export interface MigrationStatus {
+  /** Migrations of this package's journal that the database has not applied (the database is behind the code). */
+  pending: string[];
+  /** How many migrations the journal has. */
+  known: number;
+}
+
+/**
+ * Compares the migrations the database has applied with this package's journal (read once per folder): readiness
+ * (docs/observability.md). A database ahead of the code (applied tags the journal does not know: a newer version migrated
+ * it during a rolling deploy) is not behind. Rejects when the database cannot be reached.
+ */
+export async function migrationStatus(db: Pick<Database, 'query'>, dir = MIGRATIONS_DIR): Promise<MigrationStatus> {
+  let tags = journalTags.get(dir);
+  if (!tags) journalTags.set(dir, (tags = loadMigrations(dir).map((m) => m.tag)));
+  const [{ present }] = await db.query<{ present: boolean }>(sql`select to_regclass('mercato_migrations') is not null as present`);
+  const applied = present
+    ? new Set((await db.query<{ tag: string }>(sql`select tag from mercato_migrations`)).map((r) => r.tag))
+    : new Set();
+  return { pending: tags.filter((tag) => !applied.has(tag)), known: tags.length };
+}

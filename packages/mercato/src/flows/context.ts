@@ -9,6 +9,7 @@ import type { AdminGraphqlClient, FlowContext, FlowLogger, ProviderConnectors } 
 import type { Exec } from '../db/sql.ts';
 import { findBadText, jsonHasBadText } from '../db/text.ts';
 import type { Logger } from '../logger.ts';
+import type { RuntimeEvents } from '../events.ts';
 import { type DispatchFn, dispatchFlowFor } from './dispatch.ts';
 import {
   DeterminismError,
@@ -69,6 +70,8 @@ export interface ContextDeps {
   connectors?: (appHandle: string, shop: string | null) => ProviderConnectors<any>;
   adminClient?: (appHandle: string, shop: string, signal?: AbortSignal) => AdminGraphqlClient;
   maxStepResultBytes?: number;
+  /** step.finished is emitted when someone hears it (the metrics). */
+  events?: RuntimeEvents;
 }
 
 /** One execution's ctx, and what it saw. */
@@ -147,6 +150,17 @@ export async function createExecutionContext(
     controller.abort(new RunInterruptedError('lease-lost'));
     return signal.reason;
   };
+
+  const stepFinished = (step: string, status: 'completed' | 'failed', startedAt: Date) =>
+    deps.events!.emit('step.finished', {
+      runId: run.id,
+      flow: run.flowName,
+      shop: run.shop,
+      app: run.appHandle,
+      step,
+      status,
+      durationMs: Date.now() - startedAt.getTime(),
+    });
 
   const runLogger = deps.runLogs.create(
     async (statement) => {
@@ -236,16 +250,21 @@ export async function createExecutionContext(
           stepSignal,
         );
         throwIfAborted();
+        if (deps.events?.hears('step.finished')) stepFinished(name, 'completed', startedAt);
         const json = toJson(name, value, maxBytes);
         pending.push({ write: stepWrite(name, startedAt), resultJson: json });
         flushTimer ??= setImmediate(() => void storeCheckpoints());
         return JSON.parse(json);
       } catch (error) {
         if (!signal.aborted && !(error instanceof DeterminismError)) {
+          if (deps.events?.hears('step.finished')) stepFinished(name, 'failed', startedAt);
           state.failedStep = { name, error };
           await flushLogs();
           await storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch((storeError) => {
-            deps.logger.warn({ err: storeError, runId: run.id, step: name }, 'could not store a failed step');
+            deps.logger.warn(
+              { err: storeError, runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle, step: name },
+              'could not store a failed step',
+            );
           });
         }
         throw error;

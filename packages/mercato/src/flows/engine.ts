@@ -74,7 +74,10 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
   const bodyDone = new Promise<void>((resolve) => (bodyFinished = resolve));
   const done = runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished)
     .catch((error) => {
-      deps.logger.error({ err: error, runId: run.id }, 'run execution failed unexpectedly');
+      deps.logger.error(
+        { err: error, runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle },
+        'run execution failed unexpectedly',
+      );
     })
     .finally(bodyFinished);
   return { runId: run.id, leaseToken, interrupt, done, elapsedMs, bodyDone };
@@ -92,16 +95,16 @@ async function runExecution(
   const signal = controller.signal;
   const timers: NodeJS.Timeout[] = [];
   const registered = deps.registry.get(run.flowName);
+  const about = { runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle };
   const onLogWriteError = (error: unknown) =>
-    deps.logger.warn({ err: error, runId: run.id }, 'a log line of the run could not be stored; the run goes on');
+    deps.logger.warn({ err: error, ...about }, 'a log line of the run could not be stored; the run goes on');
   const finalWrite = (what: string, write: () => Promise<boolean>) => {
     bodyFinished(); // the flow's code is done: its slot may run another run while this write commits
-    return writeFinalState(deps, run.id, what, write);
+    return writeFinalState(deps, about, what, write);
   };
   let flushLogs = async () => {};
   let storeCheckpoints = async () => {};
   let failedStep = (): { name: string; error: unknown } | undefined => undefined;
-  const about = { runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle };
   deps.events?.emit('run.started', { ...about, attempt: run.budgetAttempt });
 
   /** A failed attempt: its log line, the fenced final write (retry or failed), the events and the onError hook. */
@@ -160,7 +163,7 @@ async function runExecution(
           final,
         });
       } catch (hookError) {
-        deps.logger.error({ err: hookError, runId: run.id }, 'onError hook failed');
+        deps.logger.error({ err: hookError, ...about }, 'onError hook failed');
       }
     }
   };

@@ -10,7 +10,8 @@ export const FINAL_WRITE_RETRY_DELAYS_MS: readonly number[] = [50, 200, 800];
  */
 export async function writeFinalState(
   deps: { logger: Logger; finalWriteRetryDelaysMs?: readonly number[] },
-  runId: string,
+  /** The run's fields on the log lines: `runId`, and `flow`, `app`, `shop` when known. */
+  about: { runId: string } & Record<string, unknown>,
   what: string,
   write: () => Promise<boolean>,
 ): Promise<boolean> {
@@ -21,12 +22,12 @@ export async function writeFinalState(
     } catch (error) {
       if (i >= delays.length) {
         deps.logger.error(
-          { err: error, runId, state: what },
+          { err: error, ...about, state: what },
           "could not store the run's final state; it will be reclaimed when its lease expires",
         );
         return false;
       }
-      deps.logger.warn({ err: error, runId, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
+      deps.logger.warn({ err: error, ...about, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
       await new Promise((resolve) => setTimeout(resolve, delays[i]));
     }
   }

@@ -1,6 +1,7 @@
 /**
  * Per-request plumbing: the request id (echoed in `X-Request-Id`, available as `c.get('requestId')`), the access
- * log line (pino, debug level: method, path without query, status, duration, request id; never a header) and the
+ * log line (pino, debug level, trace for probes: method, path without query, status, duration, request id, and the
+ * app and shop of an authenticated /api request; never a header) and the
  * security headers of the server's own non-HTML answers.
  */
 import { randomUUID } from 'node:crypto';
@@ -59,18 +60,24 @@ export function apiSecurityHeaders(): MiddlewareHandler<ApiEnv> {
   };
 }
 
+/** Paths that probes and scrapers call every few seconds: their access lines are at `trace`, not `debug`. */
+export const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 export function accessLog(logger: Logger): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const start = performance.now();
     await next();
-    if (!logger.isLevelEnabled('debug')) return;
-    logger.debug(
+    const level = PROBE_PATHS.has(c.req.path) ? 'trace' : 'debug';
+    if (!logger.isLevelEnabled(level)) return;
+    const tenant = c.get('tenant');
+    logger[level](
       {
         requestId: c.get('requestId'),
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
         durationMs: Math.round((performance.now() - start) * 100) / 100,
+        ...(tenant ? { app: tenant.appHandle, shop: tenant.shop } : {}),
       },
       'request',
     );

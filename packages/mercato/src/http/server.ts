@@ -1,6 +1,6 @@
 /**
  * The HTTP server: request ids, the access log and the security headers of the server's own answers on everything,
- * a 64 KB body limit on every path that has none of its own, `GET /healthz` without auth, and under `/api` the
+ * a 64 KB body limit on every path that has none of its own, `GET /healthz` and `GET /readyz` without auth (health.ts), and under `/api` the
  * session-token check, the optional per-shop rate limit, page gating, a 1 MB body limit, `GET /api/pages` and every
  * capability's router. http/ only mounts routers; the capabilities own them. See docs/admin-api.md and docs/security.md.
  */
@@ -12,6 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { PageKey, RateLimitsConfig } from '../app/types.ts';
 import { sessionAuth } from './auth.ts';
 import { PayloadTooLargeError, createErrorHandler, notFoundHandler } from './errors.ts';
+import { type ReadinessChecks, databaseCheck, healthRouter } from './health.ts';
 import { isUnderPrefix, pageGate, pagesBody } from './pages.ts';
 import { perShopRateLimit, resolveRateLimits } from './rate-limit.ts';
 import { accessLog, apiSecurityHeaders, requestId } from './request.ts';
@@ -49,6 +50,10 @@ export interface HttpAppOptions {
   afterAuth?: MiddlewareHandler<ApiEnv>[];
   /** The app's `rateLimits` (only `api.perShop` is used here; `/mcp` counts per token in mcp/endpoint.ts). Default: off. */
   rateLimits?: RateLimitsConfig;
+  /** The checks of `GET /readyz` (health.ts). Default: the database answers. */
+  readiness?: ReadinessChecks;
+  /** Middleware run first on every request, around everything else (the request metrics of metrics/). */
+  observe?: MiddlewareHandler<ApiEnv>;
 }
 
 export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}): Hono<ApiEnv> {
@@ -61,6 +66,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   const app = new Hono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(notFoundHandler);
+  if (options.observe) app.use('*', options.observe);
   app.use('*', requestId(), accessLog(logger), apiSecurityHeaders());
   const otherBodyLimit = bodyLimitOf(MAX_OTHER_BODY_BYTES);
   app.use('*', async (c, next) => {
@@ -68,11 +74,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
     return otherBodyLimit(c, next);
   });
 
-  app.get('/healthz', async (c) => {
-    const up = await runtime.db.ping().catch(() => false);
-    if (!up) return c.json({ ok: false, database: 'down' }, 503);
-    return c.json({ ok: true, database: 'up', version: runtime.version });
-  });
+  app.route('/', healthRouter({ version: runtime.version, checks: options.readiness ?? { database: databaseCheck(runtime.db) } }));
 
   const gatedGroups = groups.filter((g): g is ApiRouteGroup & { page: PageKey } => g.page !== undefined);
   const { apiPerShop } = resolveRateLimits(options.rateLimits);

@@ -80,6 +80,11 @@ export class Worker {
     return this.active.size;
   }
 
+  /** True from start() until stop() is called: the claim loop is running (readiness, docs/observability.md). */
+  get loopRunning(): boolean {
+    return this.loopDone !== undefined && !this.stopping;
+  }
+
   async start(): Promise<void> {
     if (this.loopDone) return;
     const { db } = this.options;
@@ -209,9 +214,14 @@ export class Worker {
     const recovered = await recoverExpiredLeases(this.exec, this.options.maxLostLeases ?? DEFAULT_MAX_LOST_LEASES);
     for (const r of recovered) {
       this.options.logger.warn(
-        { runId: r.id, status: r.status },
+        { runId: r.id, flow: r.flow_name, status: r.status, workerId: this.id },
         r.status === 'failed' ? 'run failed: its workers kept dying' : 'reclaimed a run whose lease expired',
       );
+      this.options.engine.events?.emit('lease.recovered', {
+        runId: r.id,
+        flow: r.flow_name,
+        status: r.status === 'failed' ? 'failed' : 'pending',
+      });
     }
   }
 

@@ -179,3 +179,22 @@ describe('loadRuntimeEnv errors', () => {
     expect(error.message).toContain('5 problems');
   });
 });
+
+describe('metrics variables', () => {
+  it('MERCATO_METRICS_TOKEN and MERCATO_METRICS_PORT are read (trimmed); unset or empty is absent', () => {
+    expect(load({ MERCATO_METRICS_TOKEN: '  tok-1  ', MERCATO_METRICS_PORT: '9464' }, 'worker')).toMatchObject({
+      metricsToken: 'tok-1',
+      metricsPort: 9464,
+    });
+    const none = load({ MERCATO_METRICS_TOKEN: ' ', MERCATO_METRICS_PORT: '' }, 'worker');
+    expect('metricsToken' in none || 'metricsPort' in none).toBe(false);
+  });
+
+  it.each(['abc', '-1', '65536', '9464x'])('rejects MERCATO_METRICS_PORT=%s, and never echoes the token', (port) => {
+    const error = thrown(() => load({ MERCATO_METRICS_PORT: port, MERCATO_METRICS_TOKEN: 'secret-token-value' }, 'worker'), ConfigError);
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^MERCATO_METRICS_PORT: .* is not a port number \(an integer from 0 to 65535\)$/),
+    ]);
+    expect(error.message).not.toContain('secret-token-value');
+  });
+});

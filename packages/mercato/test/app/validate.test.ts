@@ -81,7 +81,7 @@ describe('configuration validation: top level', () => {
       delete c.crons;
     },
     [
-      'cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits',
+      'cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics',
     ],
   );
   rule(
@@ -90,7 +90,7 @@ describe('configuration validation: top level', () => {
       c.database = 'pg';
     },
     [
-      'database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits',
+      'database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics',
     ],
   );
   rule(
@@ -362,4 +362,19 @@ describe('configuration validation: pages, experimental, onError', () => {
     },
     ['onError: must be a function (error, context?) (got "log")'],
   );
+});
+
+describe('configuration validation: metrics', () => {
+  rule('metrics is an object', (c) => (c.metrics = 'secret'), ['metrics: must be an object { token? } (got a string)']);
+  rule('known metrics keys only: token', (c) => (c.metrics = { tokn: 'x' }), [
+    'metrics.tokn: unknown metrics option (did you mean "token"?); allowed: token',
+  ]);
+  rule('metrics.token is a non-empty string', (c) => (c.metrics = { token: '  ' }), ['metrics.token: must be a non-empty string (empty)']);
+  rule('metrics.token is a string', (c) => (c.metrics = { token: 42 }), ['metrics.token: must be a non-empty string (got number)']);
+  it('a token is accepted and resolved as given', () => {
+    expect(problemsAfter((c) => (c.metrics = { token: 'abc' }))).toEqual([]);
+    const app = defineApp();
+    const instance = app.defineConfig({ flows: {}, metrics: { token: 'abc' } });
+    expect(instance.config.metrics).toEqual({ token: 'abc' });
+  });
 });

@@ -183,7 +183,8 @@ describe.skipIf(!process.env.DATABASE_URL)('while PostgreSQL is unreachable [pos
       requestIds.push(requestId);
     }
     expect(answers[3]!.res.headers.get('mcp-protocol-version')).toBe('2025-11-25');
-    expect((await fetch(`${t.url}/healthz`)).status).toBe(503);
+    expect((await fetch(`${t.url}/readyz`)).status).toBe(503);
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
 
     const during = captured.lines.slice(before);
     const warned = during.filter((l) => l.msg === 'database unavailable: request answered 503');
@@ -205,7 +206,7 @@ describe.skipIf(!process.env.DATABASE_URL)('while PostgreSQL is unreachable [pos
     expect((await listRuns()).status).toBe(200);
     expect((await webhook()).status).toBe(200);
     expect((await mcpCall(secret)).status).toBe(200);
-    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
     console.log(`F4: 4/4 endpoints answered 503 + Retry-After during the outage; back ${recoveryMs} ms after the proxy resumed`);
   }, 60_000);
 });

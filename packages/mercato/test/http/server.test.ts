@@ -166,8 +166,8 @@ describe('HTTP server', () => {
   });
 });
 
-describeEngines('GET /healthz', (getDb) => {
-  it('reports the database up, then down once it is closed', async () => {
+describeEngines('GET /healthz and GET /readyz', (getDb) => {
+  it('/healthz says alive without asking the database; /readyz reports it up, then down once it is closed', async () => {
     const { db } = getDb();
     const app = createHttpApp({
       config: { pages: { flows: 'disabled', providers: 'disabled', crons: 'disabled', functions: 'disabled', mcp: 'disabled' } },
@@ -181,11 +181,21 @@ describeEngines('GET /healthz', (getDb) => {
       let res = await fetch(`${server.url}/healthz`);
       expect(res.status).toBe(200);
       expect(res.headers.get('x-request-id')).toMatch(UUID_RE);
-      expect(await res.json()).toEqual({ ok: true, database: 'up', version: '1.2.3' });
+      expect(await res.json()).toEqual({ ok: true, status: 'alive', version: '1.2.3', uptimeSeconds: expect.any(Number) });
+      res = await fetch(`${server.url}/readyz`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ ok: true, status: 'ready', checks: { database: { ok: true } }, version: '1.2.3' });
       await db.close();
-      res = await fetch(`${server.url}/healthz`);
+      res = await fetch(`${server.url}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toEqual({ ok: false, database: 'down' });
+      expect(await res.json()).toEqual({
+        ok: false,
+        status: 'not ready',
+        checks: { database: { ok: false, error: 'the database does not answer' } },
+        version: '1.2.3',
+      });
+      // alive all the same: an orchestrator must not restart a process because its database is away
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     } finally {
       await server.close();
     }

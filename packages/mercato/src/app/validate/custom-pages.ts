@@ -22,6 +22,8 @@ export const RESERVED_PAGE_SEGMENTS = [
   'webhooks',
   '__mercato',
   'healthz',
+  'readyz',
+  'metrics',
   'assets',
 ];
 /** Upper bound (and default) of a loader's or action's time limit, in ms. */

@@ -42,3 +42,21 @@ function checkRateLimit(problems: Problems, path: string, limit: unknown): void 
     }
   }
 }
+
+/** The `metrics` option (docs/observability.md): `{ token? }`, a non-empty string; its value is never echoed. */
+export function checkMetrics(problems: Problems, metrics: unknown): void {
+  if (metrics === undefined) return;
+  if (!isPlainObject(metrics)) {
+    // never `got(metrics)`: a token written in place of the object would be echoed
+    problems.add(
+      'metrics',
+      `must be an object { token? } (got ${Array.isArray(metrics) ? 'an array' : metrics === null ? 'null' : `a ${typeof metrics}`})`,
+    );
+    return;
+  }
+  checkKnownKeys(problems, 'metrics', metrics, ['token'], 'metrics option');
+  const token = metrics.token;
+  if (token !== undefined && (typeof token !== 'string' || token.trim() === '')) {
+    problems.add(at('metrics', 'token'), `must be a non-empty string (${typeof token === 'string' ? 'empty' : `got ${typeof token}`})`);
+  }
+}

@@ -64,7 +64,7 @@ export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs
  * a run that has lost `maxLostLeases` leases is failed instead of looping forever.
  */
 export function recoverExpiredLeases(exec: Exec, maxLostLeases: number) {
-  return exec<{ id: string; status: RunStatus }>(sql`
+  return exec<{ id: string; status: RunStatus; flow_name: string }>(sql`
     update runs set
       lost_leases = lost_leases + 1,
       status = case when lost_leases + 1 >= ${maxLostLeases} then 'failed' else 'pending' end,
@@ -79,7 +79,7 @@ export function recoverExpiredLeases(exec: Exec, maxLostLeases: number) {
       lease_expires_at = null,
       updated_at = now()
     where status = 'running' and lease_expires_at < now()
-    returning id, status`);
+    returning id, status, flow_name`);
 }
 
 export interface HeldLease {
