@@ -6,7 +6,9 @@ const conditions = ['mercato-source', 'module', 'node', 'development|production'
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['mercato-source'] } },
+  // without `module` on the server side: packages left to Node (node_modules) resolve as Node resolves them; the
+  // `module` builds of @opentelemetry/* use extensionless imports that Node cannot load
+  ssr: { resolve: { conditions: conditions.filter((c) => c !== 'module'), externalConditions: ['mercato-source'] } },
   test: {
     include: ['packages/*/test/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     globalSetup: ['packages/mercato/test/global-setup.ts'],
@@ -14,6 +16,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // @opentelemetry packages' "module" builds use extensionless imports Node cannot load: use their CommonJS builds
+    server: { deps: { fallbackCJS: true } },
     typecheck: { enabled: true, include: ['packages/*/test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });

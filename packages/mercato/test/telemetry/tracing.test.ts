@@ -1,0 +1,207 @@
+/**
+ * OpenTelemetry traces end to end against a real OTLP/HTTP receiver (test/telemetry/receiver.ts), on both engines: an
+ * HTTP request with a `traceparent` dispatches a run; the worker's run spans (one per execution: before and after a
+ * sleep, and per attempt of a retried run) continue that trace through the trace context stored with the run; step and
+ * sleep spans are their children; a webhook from the platform simulator leads to the handler's Admin GraphQL client
+ * span; an MCP tool call has its span. With no endpoint set, no tracer exists and nothing reaches the receiver.
+ */
+import { sql } from 'drizzle-orm';
+import type { PlatformSim } from 'platform-sim';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeEngines } from '../../src/db/testing.ts';
+import instance from '../fixtures/tracing-app/service.config.ts';
+import { SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { rpc } from '../mcp/helpers.ts';
+import { ENCRYPTION_KEY, startSim } from '../platform/helpers.ts';
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './receiver.ts';
+
+const SERVER = 2;
+const CLIENT = 3;
+const PRODUCER = 4;
+const CONSUMER = 5;
+const ERROR = 2;
+
+const INCOMING_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const INCOMING_SPAN = '00f067aa0ba902b7';
+
+describeEngines('OpenTelemetry traces', (get) => {
+  let receiver: OtlpReceiver;
+  let sim: PlatformSim;
+  let t: TestRuntime | undefined;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    sim = await startSim();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await sim?.close();
+    await receiver?.close();
+  });
+
+  const byName = (name: string) => receiver.spans.filter((s) => s.name === name);
+  const one = (name: string, where: (s: ReceivedSpan) => boolean = () => true) => {
+    const found = byName(name).filter(where);
+    expect(found, `spans named ${name}: ${receiver.spans.map((s) => s.name).join(', ')}`).toHaveLength(1);
+    return found[0];
+  };
+  const children = (parent: ReceivedSpan) => receiver.spans.filter((s) => s.parentSpanId === parent.spanId);
+
+  it('a request, its dispatch, every execution and step of the run, a retry, a sleep, a webhook with Admin GraphQL and an MCP tool call', async () => {
+    t = await startTestRuntime(instance, get().db, {
+      http: true,
+      worker: true,
+      env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'mercato-under-test' },
+    });
+    expect(t.runtime.tracing).toBeDefined();
+    sim.setAppUrl(TEST_API_KEY, t.url!);
+    expect((await t.api('/api/pages')).status).toBe(200); // installs SHOP (token exchange)
+
+    // 1. a run dispatched by a request that carries a trace context: step, sleep, step
+    const res = await t.api('/api/flows/traced/run', {
+      method: 'POST',
+      json: { input: { n: 1 } },
+      headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
+    });
+    expect(res.status).toBeLessThan(300);
+    const tracedId = ((await res.json()) as any).runId as string;
+    expect((await waitForRun(get().db, tracedId)).status).toBe('completed');
+    const [stored] = await get().db.query<{ trace_context: string | null }>(
+      sql`select trace_context from runs where id = ${tracedId}::uuid`,
+    );
+    expect(stored.trace_context).toMatch(new RegExp(`^00-${INCOMING_TRACE}-[0-9a-f]{16}-01$`));
+
+    // 2. a run whose step fails on the first attempt and is retried
+    const flaky = await t.api('/api/flows/flaky/run', { method: 'POST', json: { input: {} } });
+    const flakyId = ((await flaky.json()) as any).runId as string;
+    expect(await waitForRun(get().db, flakyId)).toMatchObject({ status: 'completed', attempt: 2 });
+
+    // 3. a webhook from the platform simulator over HTTP; its handler calls the Admin GraphQL API
+    const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'orders/create', rawBody: '{"id": 7}' });
+    expect(delivery.status).toBe(200);
+    const [hook] = await get().db.query<{ id: string }>(sql`select id from runs where flow_name = 'webhook:orders/create'`);
+    expect((await waitForRun(get().db, hook.id)).status).toBe('completed');
+
+    // 4. an MCP tool call
+    const token = await t.api('/api/mcp/tokens', { method: 'POST', json: { name: 'tracing', permissions: [] } });
+    expect(token.status).toBe(201);
+    const secret = ((await token.json()) as any).secret as string;
+    const call = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(rpc('tools/call', { name: 'echo', arguments: { message: 'hi' } })),
+    });
+    expect(call.status).toBe(200);
+
+    await t.close(); // flushes the spans (graceful shutdown of the provider)
+    t = undefined;
+    expect(receiver.requests.every((r) => r.method === 'POST' && r.path === '/v1/traces' && r.contentType.includes('json'))).toBe(true);
+    expect(new Set(receiver.spans.map((s) => s.service))).toEqual(new Set(['mercato-under-test']));
+
+    // 1. request → dispatch → two executions (before and after the sleep) → steps and the sleep, one trace
+    const request = one('POST /api/flows/:name/run', (s) => s.traceId === INCOMING_TRACE);
+    expect(request).toMatchObject({ kind: SERVER, parentSpanId: INCOMING_SPAN });
+    expect(request.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/api/flows/:name/run',
+      'http.response.status_code': res.status,
+    });
+    const dispatch = one('dispatch traced');
+    expect(dispatch).toMatchObject({ kind: PRODUCER, traceId: INCOMING_TRACE, parentSpanId: request.spanId });
+    expect(dispatch.attributes).toMatchObject({
+      'mercato.run.id': tracedId,
+      'mercato.flow': 'traced',
+      'mercato.shop': SHOP,
+      'mercato.trigger': 'api',
+    });
+    const runs = byName('run traced');
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(run).toMatchObject({ kind: CONSUMER, traceId: INCOMING_TRACE, parentSpanId: dispatch.spanId });
+      expect(run.attributes).toMatchObject({
+        'mercato.run.id': tracedId,
+        'mercato.flow': 'traced',
+        'mercato.app': 'default',
+        'mercato.shop': SHOP,
+        'mercato.attempt': 1,
+      });
+    }
+    const first = runs.find((r) => r.attributes['mercato.outcome'] === 'sleeping')!;
+    const second = runs.find((r) => r.attributes['mercato.outcome'] === 'completed')!;
+    expect(first && second).toBeTruthy();
+    expect(
+      children(first)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['sleep nap', 'step one']);
+    expect(one('sleep nap').attributes).toMatchObject({ 'mercato.step': 'nap', 'mercato.sleep.duration_ms': 100 });
+    expect(children(second).map((s) => s.name)).toEqual(['step two']);
+    expect(one('step two').attributes).toMatchObject({ 'mercato.step': 'two', 'mercato.attempt': 1 });
+    expect(second.events.map((e) => e.name)).toEqual(expect.arrayContaining(['step replayed', 'sleep resumed']));
+
+    // 2. the retried run: a failed attempt (error status, retry event) and the successful one, both in the dispatch's trace
+    const flakyDispatch = one('dispatch flaky');
+    const attempts = byName('run flaky').sort((a, b) => Number(a.attributes['mercato.attempt']) - Number(b.attributes['mercato.attempt']));
+    expect(attempts.map((a) => a.attributes['mercato.attempt'])).toEqual([1, 2]);
+    for (const a of attempts) expect(a).toMatchObject({ traceId: flakyDispatch.traceId, parentSpanId: flakyDispatch.spanId });
+    expect(attempts[0].status.code).toBe(ERROR);
+    expect(attempts[0].attributes).toMatchObject({ 'mercato.outcome': 'retry', 'error.type': 'Error' });
+    expect(attempts[0].events.map((e) => e.name)).toEqual(expect.arrayContaining(['exception', 'retry scheduled']));
+    expect(attempts[1].attributes['mercato.outcome']).toBe('completed');
+    const shaky = byName('step shaky').sort((a, b) => Number(a.attributes['mercato.attempt']) - Number(b.attributes['mercato.attempt']));
+    expect(shaky.map((s) => [s.parentSpanId, s.status.code])).toEqual([
+      [attempts[0].spanId, ERROR],
+      [attempts[1].spanId, 0],
+    ]);
+
+    // 3. webhook: request → webhook span → dispatch → run → step → Admin GraphQL client span
+    const hookRequest = one('POST /webhooks');
+    const webhook = one('webhook orders/create');
+    expect(webhook).toMatchObject({ kind: CONSUMER, parentSpanId: hookRequest.spanId, traceId: hookRequest.traceId });
+    expect(webhook.attributes).toMatchObject({
+      'mercato.webhook.topic': 'orders/create',
+      'mercato.shop': SHOP,
+      'mercato.outcome': 'dispatched',
+    });
+    const hookDispatch = one('dispatch webhook:orders/create');
+    expect(hookDispatch.parentSpanId).toBe(webhook.spanId);
+    const hookRun = one('run webhook:orders/create');
+    expect(hookRun).toMatchObject({ traceId: hookRequest.traceId, parentSpanId: hookDispatch.spanId });
+    const shopStep = one('step shop');
+    expect(shopStep.parentSpanId).toBe(hookRun.spanId);
+    const admin = one('admin graphql', (s) => s.parentSpanId === shopStep.spanId);
+    expect(admin).toMatchObject({ kind: CLIENT, traceId: hookRequest.traceId });
+    expect(admin.attributes).toMatchObject({ 'mercato.shop': SHOP, 'http.response.status_code': 200 });
+
+    // 4. MCP: the tool call span inside the /mcp request's span
+    const mcpRequest = one('POST /mcp');
+    const tool = one('tools/call echo');
+    expect(tool).toMatchObject({ parentSpanId: mcpRequest.spanId, traceId: mcpRequest.traceId });
+    expect(tool.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'echo',
+      'mercato.outcome': 'ok',
+      'mercato.shop': SHOP,
+    });
+  }, 60_000);
+
+  it('with no endpoint set: no tracer, no trace context stored, nothing reaches the receiver', async () => {
+    const before = receiver.requests.length;
+    t = await startTestRuntime(instance, get().db, { http: true, worker: true, env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY } });
+    expect(t.runtime.tracing).toBeUndefined();
+    const res = await t.api('/api/flows/traced/run', {
+      method: 'POST',
+      json: { input: { n: 2 } },
+      headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
+    });
+    const runId = ((await res.json()) as any).runId as string;
+    expect((await waitForRun(get().db, runId)).status).toBe('completed');
+    const [row] = await get().db.query<{ trace_context: string | null }>(sql`select trace_context from runs where id = ${runId}::uuid`);
+    expect(row.trace_context).toBeNull();
+    await t.close();
+    t = undefined;
+    // a provider would have flushed on close; a stray exporter elsewhere would also have posted by now
+    await new Promise((r) => setTimeout(r, 300));
+    expect(receiver.requests.length).toBe(before);
+  }, 30_000);
+});
