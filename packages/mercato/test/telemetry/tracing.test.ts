@@ -4,13 +4,17 @@
  * sleep, and per attempt of a retried run) continue that trace through the trace context stored with the run; step and
  * sleep spans are their children; a webhook from the platform simulator leads to the handler's Admin GraphQL client
  * span; an MCP tool call has its span. With no endpoint set, no tracer exists and nothing reaches the receiver.
+ * On PostgreSQL, the run executes in a separate `mercato worker` process: the trace crosses processes via the database.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { PlatformSim } from 'platform-sim';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { describeEngines } from '../../src/db/testing.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestDatabase, createTestDatabase, describeEngines } from '../../src/db/testing.ts';
 import instance from '../fixtures/tracing-app/service.config.ts';
-import { SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { eventually } from '../kit/index.ts';
 import { rpc } from '../mcp/helpers.ts';
 import { ENCRYPTION_KEY, startSim } from '../platform/helpers.ts';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './receiver.ts';
@@ -204,4 +208,103 @@ describeEngines('OpenTelemetry traces', (get) => {
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.requests.length).toBe(before);
   }, 30_000);
+});
+
+const ROOT = resolve(import.meta.dirname, '../../../..');
+const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
+const FIXTURE = join(ROOT, 'packages/mercato/test/fixtures/tracing-app/service.config.ts');
+
+describe.skipIf(!process.env.DATABASE_URL)('OpenTelemetry traces across processes [postgres]', () => {
+  let tdb: TestDatabase;
+  let receiver: OtlpReceiver;
+  let t: TestRuntime | undefined;
+  let worker: ChildProcess | undefined;
+  let output = '';
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    tdb = await createTestDatabase('postgres');
+  }, 60_000);
+  afterAll(async () => {
+    if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    await t?.close();
+    await tdb?.drop();
+    await receiver?.close();
+  }, 30_000);
+
+  it('a request in the API process dispatches; the run and step spans of a `mercato worker` process continue its trace', async () => {
+    // the API process (this one) has no worker
+    t = await startTestRuntime(instance, tdb.db, {
+      http: true,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'mercato-api-under-test' },
+    });
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const key of Object.keys(env)) if (key.startsWith('OTEL_')) delete env[key];
+    worker = spawn(process.execPath, [BIN, 'worker', '--config', FIXTURE], {
+      cwd: ROOT,
+      env: {
+        ...env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: tdb.url,
+        PLATFORM_API_KEY: TEST_API_KEY,
+        PLATFORM_API_SECRET: TEST_API_SECRET,
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100', // the SDK reads its batch settings itself
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stdout!.on('data', (d) => (output += d));
+    worker.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<void>((res) => worker!.once('exit', () => res()));
+    await eventually(() => /mercato worker .*concurrency \d+/.test(output) || worker!.exitCode !== null, {
+      timeout: 30_000,
+      message: 'worker to start',
+    });
+    expect(worker.exitCode, output).toBeNull();
+
+    const res = await t.api('/api/flows/traced/run', {
+      method: 'POST',
+      json: { input: { n: 3 } },
+      headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
+    });
+    const runId = ((await res.json()) as any).runId as string;
+    const flaky = await t.api('/api/flows/flaky/run', { method: 'POST', json: { input: {} } });
+    const flakyId = ((await flaky.json()) as any).runId as string;
+    expect((await waitForRun(tdb.db, runId, undefined, 30_000)).status).toBe('completed');
+    expect(await waitForRun(tdb.db, flakyId, undefined, 30_000)).toMatchObject({ status: 'completed', attempt: 2 });
+    // the worker exports on its own (batch delay 100 ms); a graceful stop flushes whatever is left
+    await eventually(() => receiver.spans.some((s) => s.name === 'step two'), { timeout: 15_000, message: 'the worker spans' });
+    worker.kill('SIGTERM');
+    await exited;
+    await t.close();
+    t = undefined;
+
+    const api = receiver.spans.filter((s) => s.service === 'mercato-api-under-test');
+    const fromWorker = receiver.spans.filter((s) => s.service === 'mercato-worker');
+    expect(fromWorker.every((s) => s.resource['mercato.process.role'] === 'worker')).toBe(true);
+    const request = api.find((s) => s.name === 'POST /api/flows/:name/run' && s.traceId === INCOMING_TRACE)!;
+    expect(request?.parentSpanId).toBe(INCOMING_SPAN);
+    const dispatch = api.find((s) => s.name === 'dispatch traced')!;
+    expect(dispatch).toMatchObject({ traceId: INCOMING_TRACE, parentSpanId: request.spanId });
+    const runs = fromWorker.filter((s) => s.name === 'run traced');
+    expect(runs).toHaveLength(2); // before and after the sleep
+    for (const run of runs) {
+      expect(run).toMatchObject({ traceId: INCOMING_TRACE, parentSpanId: dispatch.spanId, kind: CONSUMER });
+      expect(run.attributes).toMatchObject({
+        'mercato.run.id': runId,
+        'mercato.flow': 'traced',
+        'mercato.app': 'default',
+        'mercato.shop': SHOP,
+      });
+    }
+    const steps = fromWorker.filter((s) => s.traceId === INCOMING_TRACE && s.name !== 'run traced');
+    expect(steps.map((s) => s.name).sort()).toEqual(['sleep nap', 'step one', 'step two']);
+    for (const step of steps) expect(runs.map((r) => r.spanId)).toContain(step.parentSpanId);
+
+    const flakyDispatch = api.find((s) => s.name === 'dispatch flaky')!;
+    const attempts = fromWorker.filter((s) => s.name === 'run flaky');
+    expect(attempts.map((a) => a.attributes['mercato.outcome']).sort()).toEqual(['completed', 'retry']);
+    for (const a of attempts) expect(a).toMatchObject({ traceId: flakyDispatch.traceId, parentSpanId: flakyDispatch.spanId });
+  }, 90_000);
 });
