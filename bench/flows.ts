@@ -49,7 +49,16 @@ const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/flows.json');
 /** Extra `worker` settings of the Mercato app (JSON), e.g. batching options of the engine; read by flows-app/service.config.ts. */
 const MERCATO_WORKER = process.env.BENCH_MERCATO_WORKER || '';
 
-const CONFIGS = ['mercato-1', 'mercato-2', 'plain-pg', 'graphile', 'graphile-batched', 'pg-boss', 'mercato-otel'] as const;
+const CONFIGS = [
+  'mercato-1',
+  'mercato-2',
+  'plain-pg',
+  'graphile',
+  'graphile-batched',
+  'pg-boss',
+  'mercato-otel',
+  'mercato-baseline',
+] as const;
 type ConfigName = (typeof CONFIGS)[number];
 type Phase = ConfigName | 'pgbench' | 'idle-worker';
 const LABELS: Record<ConfigName, string> = {
@@ -60,12 +69,20 @@ const LABELS: Record<ConfigName, string> = {
   'graphile-batched': 'graphile-worker (batched)',
   'pg-boss': 'pg-boss',
   'mercato-otel': 'Mercato, 1 process, traces to a local OTLP sink',
+  'mercato-baseline': 'Mercato, 1 process, the CLI of BENCH_BASELINE_BIN',
 };
 /** BENCH_ONLY=mercato-1,plain-pg,… limits a run to some phases (for trying things; the summary then has gaps). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
 /** BENCH_OTEL=1 adds `mercato-otel` (one worker process exporting its traces to a local OTLP/HTTP sink) to the phases. */
 const OTEL = process.env.BENCH_OTEL === '1';
-const wanted = (phase: Phase) => (ONLY.size === 0 ? phase !== 'mercato-otel' || OTEL : ONLY.has(phase));
+/**
+ * BENCH_BASELINE_BIN=<path to another build's bin/mercato.js> adds `mercato-baseline`: one worker process of that build
+ * (e.g. the commit before a change, extracted with `git archive` and built with `scripts/build.mjs --js`) on the same
+ * database, beside `mercato-1`. The runs are dispatched by this checkout either way.
+ */
+const BASELINE_BIN = process.env.BENCH_BASELINE_BIN ? resolve(process.env.BENCH_BASELINE_BIN) : '';
+const OPTIONAL: Partial<Record<Phase, boolean>> = { 'mercato-otel': OTEL, 'mercato-baseline': BASELINE_BIN !== '' };
+const wanted = (phase: Phase) => (ONLY.size === 0 ? (OPTIONAL[phase] ?? true) : ONLY.has(phase));
 
 const TENANT = { appHandle: 'default', shop: 'bench.myshopify.com' };
 
@@ -169,8 +186,8 @@ function workerEnv(database: string): NodeJS.ProcessEnv {
 /** A node process running a peer script (TypeScript through tsx's loader). */
 const peerArgs = (script: string, mode: string) => ['--import', 'tsx', join(PEERS, script), mode];
 
-function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}): Promise<ChildProcess> {
-  return spawnReady(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}, bin = BIN): Promise<ChildProcess> {
+  return spawnReady(process.execPath, [bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
     cwd: ROOT,
     env: { ...workerEnv(DB.mercato), ...extraEnv },
     ready: /mercato worker .*concurrency/,
@@ -269,12 +286,12 @@ async function prepareMercato(t: Target): Promise<DispatchFigures> {
   }
 }
 
-const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv): Subject => ({
+const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv, bin?: string): Subject => ({
   name,
   database: DB.mercato,
   processes,
   prepare: prepareMercato,
-  spawn: () => startMercatoWorker(extraEnv?.()),
+  spawn: () => startMercatoWorker(extraEnv?.(), bin),
   release: (t) => t.query(`update runs set available_at = now(); select pg_notify('${RUNS_CHANNEL}', '')`).then(() => {}),
   progress: async (t) => {
     const [row] = await t.query<{ done: number; failed: number }>(
@@ -372,6 +389,7 @@ const SUBJECTS: Record<ConfigName, Subject> = {
   'graphile-batched': graphileSubject('graphile-batched', DB.graphileBatched, 'work-batched'),
   'pg-boss': pgBossSubject,
   'mercato-otel': mercatoSubject('mercato-otel', 1, () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })),
+  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN),
 };
 
 /**
@@ -670,7 +688,7 @@ const FIGURES: Array<{ key: keyof ThroughputFigures; name: string; title: string
   },
 ];
 
-const isMercato = (c: ConfigName) => c === 'mercato-1' || c === 'mercato-2' || c === 'mercato-otel';
+const isMercato = (c: ConfigName) => c.startsWith('mercato');
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT MET');
 
 interface RatioDef {
@@ -699,6 +717,11 @@ const RATIOS: RatioDef[] = [
     name: 'Mercato 1 process, traces exported / tracing unset (database timestamps)',
     num: ['mercato-otel', 'rateDb'],
     den: ['mercato-1', 'rateDb'],
+  },
+  {
+    name: 'Mercato 1 process / the BENCH_BASELINE_BIN build (database timestamps)',
+    num: ['mercato-1', 'rateDb'],
+    den: ['mercato-baseline', 'rateDb'],
   },
 ];
 
@@ -963,6 +986,7 @@ async function main() {
         pgbenchSeconds: PGBENCH_SECONDS,
         dispatchers: DISPATCHERS,
         mercatoWorker: MERCATO_WORKER || null,
+        baselineBin: BASELINE_BIN || null,
         graphileBatched: GRAPHILE_BATCHED,
         pgBoss: PGBOSS,
         only: [...ONLY],
