@@ -11,7 +11,9 @@ import { join, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { PlatformSim } from 'platform-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScheduler } from '../../src/crons/index.ts';
 import { type TestDatabase, createTestDatabase, describeEngines } from '../../src/db/testing.ts';
+import { silentLogger } from '../../src/logger.ts';
 import instance from '../fixtures/tracing-app/service.config.ts';
 import { SHOP, TEST_API_KEY, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { eventually } from '../kit/index.ts';
@@ -96,6 +98,18 @@ describeEngines('OpenTelemetry traces', (get) => {
       body: JSON.stringify(rpc('tools/call', { name: 'echo', arguments: { message: 'hi' } })),
     });
     expect(call.status).toBe(200);
+
+    // 5. a cron fire (a scheduler ticked by hand at a fixed time)
+    const scheduler = createScheduler({
+      db: get().db,
+      crons: t.runtime.config.crons,
+      appHandles: ['default'],
+      shops: t.runtime.installations,
+      dispatch: t.runtime.dispatch,
+      logger: silentLogger(),
+      tracing: t.runtime.tracing,
+    });
+    expect((await scheduler.tick(new Date('2030-01-01T10:00:30Z'))).dispatched).toBe(1);
 
     await t.close(); // flushes the spans (graceful shutdown of the provider)
     t = undefined;
@@ -187,6 +201,16 @@ describeEngines('OpenTelemetry traces', (get) => {
       'mercato.outcome': 'ok',
       'mercato.shop': SHOP,
     });
+
+    // 5. the cron fire starts a trace of its own (a root span) around its dispatch
+    const cron = one('cron tick:* * * * *');
+    expect(cron.parentSpanId).toBe('');
+    expect(cron.attributes).toMatchObject({
+      'mercato.cron': 'tick:* * * * *',
+      'mercato.app': 'default',
+      'mercato.cron.fire_at': '2030-01-01T10:00:00.000Z',
+    });
+    expect(one('dispatch tick')).toMatchObject({ traceId: cron.traceId, parentSpanId: cron.spanId });
   }, 60_000);
 
   it('with no endpoint set: no tracer, no trace context stored, nothing reaches the receiver', async () => {
