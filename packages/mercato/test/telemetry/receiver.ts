@@ -25,7 +25,7 @@ export interface OtlpReceiver {
   url: string;
   spans: ReceivedSpan[];
   /** Every request that reached the server (any path). */
-  requests: Array<{ method: string; path: string; contentType: string }>;
+  requests: Array<{ method: string; path: string; contentType: string; headers: Record<string, string | string[] | undefined> }>;
   close(): Promise<void>;
 }
 
@@ -74,7 +74,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const requests: OtlpReceiver['requests'] = [];
   const server = createServer(async (req, res) => {
     const contentType = String(req.headers['content-type'] ?? '');
-    requests.push({ method: req.method ?? '', path: req.url ?? '', contentType });
+    requests.push({ method: req.method ?? '', path: req.url ?? '', contentType, headers: req.headers });
     const text = await readBody(req);
     if (req.method !== 'POST' || req.url !== '/v1/traces' || !contentType.includes('application/json')) {
       res.writeHead(415, { 'content-type': 'application/json' }).end('{"error":"JSON OTLP traces only"}');

@@ -57,9 +57,17 @@ describeEngines('OpenTelemetry traces', (get) => {
     t = await startTestRuntime(instance, get().db, {
       http: true,
       worker: true,
-      env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'mercato-under-test' },
+      env: {
+        PLATFORM_ORIGIN: sim.url,
+        ENCRYPTION_KEY,
+        OTEL_EXPORTER_OTLP_ENDPOINT: `${receiver.url}/`,
+        OTEL_SERVICE_NAME: 'mercato-under-test',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=k%201,other=2',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=test,service.name=ignored',
+      },
     });
     expect(t.runtime.tracing).toBeDefined();
+    const t0 = t;
     sim.setAppUrl(TEST_API_KEY, t.url!);
     expect((await t.api('/api/pages')).status).toBe(200); // installs SHOP (token exchange)
 
@@ -115,6 +123,13 @@ describeEngines('OpenTelemetry traces', (get) => {
     t = undefined;
     expect(receiver.requests.every((r) => r.method === 'POST' && r.path === '/v1/traces' && r.contentType.includes('json'))).toBe(true);
     expect(new Set(receiver.spans.map((s) => s.service))).toEqual(new Set(['mercato-under-test']));
+    expect(receiver.requests.length).toBeGreaterThan(0);
+    for (const r of receiver.requests) expect(r.headers).toMatchObject({ 'x-collector-key': 'k 1', other: '2' });
+    expect(receiver.spans[0].resource).toMatchObject({
+      'deployment.environment.name': 'test',
+      'service.version': t0.runtime.version,
+      'mercato.process.role': 'test',
+    });
 
     // 1. request → dispatch → two executions (before and after the sleep) → steps and the sleep, one trace
     const request = one('POST /api/flows/:name/run', (s) => s.traceId === INCOMING_TRACE);
