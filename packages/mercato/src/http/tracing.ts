@@ -1,15 +1,19 @@
 /**
  * A server span per HTTP request (only when tracing is on): the parent is the incoming W3C `traceparent`/`tracestate`
  * when there is one, the name is `<method> <route pattern>`, and the attributes follow the OpenTelemetry HTTP semantic
- * conventions. A 5xx answer marks the span failed. docs/tracing.md.
+ * conventions. A 5xx answer marks the span failed. Health probes and metric scrapes are not traced. docs/tracing.md.
  */
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { SpanKind, type Tracing } from '../telemetry/tracing.ts';
 
+/** Probes and scrapes, asked every few seconds by the platform that runs the process: not traced. */
+export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 export function httpTracing(tracing: Tracing): MiddlewareHandler {
   return (c, next) => {
+    if (UNTRACED_PATHS.has(c.req.path)) return next();
     const method = c.req.method;
     const parent = tracing.contextOf(c.req.header('traceparent'), c.req.header('tracestate'));
     const attributes = { 'http.request.method': method, 'url.path': c.req.path, 'url.scheme': new URL(c.req.url).protocol.slice(0, -1) };

@@ -107,6 +107,9 @@ describeEngines('OpenTelemetry traces', (get) => {
     });
     expect(call.status).toBe(200);
 
+    // a health probe is not traced
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+
     // 5. a cron fire (a scheduler ticked by hand at a fixed time)
     const scheduler = createScheduler({
       db: get().db,
@@ -123,6 +126,7 @@ describeEngines('OpenTelemetry traces', (get) => {
     t = undefined;
     expect(receiver.requests.every((r) => r.method === 'POST' && r.path === '/v1/traces' && r.contentType.includes('json'))).toBe(true);
     expect(new Set(receiver.spans.map((s) => s.service))).toEqual(new Set(['mercato-under-test']));
+    expect(receiver.spans.filter((s) => s.attributes['url.path'] === '/healthz')).toEqual([]);
     expect(receiver.requests.length).toBeGreaterThan(0);
     for (const r of receiver.requests) expect(r.headers).toMatchObject({ 'x-collector-key': 'k 1', other: '2' });
     expect(receiver.spans[0].resource).toMatchObject({
