@@ -16,6 +16,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // @opentelemetry packages' "module" builds use extensionless imports Node cannot load: use their CommonJS builds
+    server: { deps: { fallbackCJS: true } },
     typecheck: { enabled: true, include: ['packages/*/test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
   },
 });

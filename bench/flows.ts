@@ -13,6 +13,8 @@
  */
 import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -47,7 +49,16 @@ const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/flows.json');
 /** Extra `worker` settings of the Mercato app (JSON), e.g. batching options of the engine; read by flows-app/service.config.ts. */
 const MERCATO_WORKER = process.env.BENCH_MERCATO_WORKER || '';
 
-const CONFIGS = ['mercato-1', 'mercato-2', 'plain-pg', 'graphile', 'graphile-batched', 'pg-boss'] as const;
+const CONFIGS = [
+  'mercato-1',
+  'mercato-2',
+  'plain-pg',
+  'graphile',
+  'graphile-batched',
+  'pg-boss',
+  'mercato-otel',
+  'mercato-baseline',
+] as const;
 type ConfigName = (typeof CONFIGS)[number];
 type Phase = ConfigName | 'pgbench' | 'idle-worker';
 const LABELS: Record<ConfigName, string> = {
@@ -57,10 +68,21 @@ const LABELS: Record<ConfigName, string> = {
   graphile: 'graphile-worker (defaults)',
   'graphile-batched': 'graphile-worker (batched)',
   'pg-boss': 'pg-boss',
+  'mercato-otel': 'Mercato, 1 process, traces to a local OTLP sink',
+  'mercato-baseline': 'Mercato, 1 process, the CLI of BENCH_BASELINE_BIN',
 };
 /** BENCH_ONLY=mercato-1,plain-pg,… limits a run to some phases (for trying things; the summary then has gaps). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
-const wanted = (phase: Phase) => ONLY.size === 0 || ONLY.has(phase);
+/** BENCH_OTEL=1 adds `mercato-otel` (one worker process exporting its traces to a local OTLP/HTTP sink) to the phases. */
+const OTEL = process.env.BENCH_OTEL === '1';
+/**
+ * BENCH_BASELINE_BIN=<path to another build's bin/mercato.js> adds `mercato-baseline`: one worker process of that build
+ * (e.g. the commit before a change, extracted with `git archive` and built with `scripts/build.mjs --js`) on the same
+ * database, beside `mercato-1`. The runs are dispatched by this checkout either way.
+ */
+const BASELINE_BIN = process.env.BENCH_BASELINE_BIN ? resolve(process.env.BENCH_BASELINE_BIN) : '';
+const OPTIONAL: Partial<Record<Phase, boolean>> = { 'mercato-otel': OTEL, 'mercato-baseline': BASELINE_BIN !== '' };
+const wanted = (phase: Phase) => (ONLY.size === 0 ? (OPTIONAL[phase] ?? true) : ONLY.has(phase));
 
 const TENANT = { appHandle: 'default', shop: 'bench.myshopify.com' };
 
@@ -145,9 +167,12 @@ const DB = {
 };
 const urlOf = (database: string, user = 'postgres') => `postgres://${user}@127.0.0.1:${cluster.port}/${database}`;
 
+/** The environment without OTEL_* variables: tracing is off unless a configuration turns it on. */
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OTEL_')));
+
 function workerEnv(database: string): NodeJS.ProcessEnv {
   return {
-    ...process.env,
+    ...baseEnv,
     DATABASE_URL: urlOf(database),
     PLATFORM_API_KEY: 'bench-key',
     PLATFORM_API_SECRET: 'bench-secret',
@@ -161,10 +186,10 @@ function workerEnv(database: string): NodeJS.ProcessEnv {
 /** A node process running a peer script (TypeScript through tsx's loader). */
 const peerArgs = (script: string, mode: string) => ['--import', 'tsx', join(PEERS, script), mode];
 
-function startMercatoWorker(): Promise<ChildProcess> {
-  return spawnReady(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}, bin = BIN): Promise<ChildProcess> {
+  return spawnReady(process.execPath, [bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
     cwd: ROOT,
-    env: workerEnv(DB.mercato),
+    env: { ...workerEnv(DB.mercato), ...extraEnv },
     ready: /mercato worker .*concurrency/,
     label: 'mercato worker',
   });
@@ -261,12 +286,12 @@ async function prepareMercato(t: Target): Promise<DispatchFigures> {
   }
 }
 
-const mercatoSubject = (name: ConfigName, processes: number): Subject => ({
+const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv, bin?: string): Subject => ({
   name,
   database: DB.mercato,
   processes,
   prepare: prepareMercato,
-  spawn: startMercatoWorker,
+  spawn: () => startMercatoWorker(extraEnv?.(), bin),
   release: (t) => t.query(`update runs set available_at = now(); select pg_notify('${RUNS_CHANNEL}', '')`).then(() => {}),
   progress: async (t) => {
     const [row] = await t.query<{ done: number; failed: number }>(
@@ -363,7 +388,29 @@ const SUBJECTS: Record<ConfigName, Subject> = {
   graphile: graphileSubject('graphile', DB.graphile, 'work'),
   'graphile-batched': graphileSubject('graphile-batched', DB.graphileBatched, 'work-batched'),
   'pg-boss': pgBossSubject,
+  'mercato-otel': mercatoSubject('mercato-otel', 1, () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })),
+  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN),
 };
+
+/**
+ * A local OTLP/HTTP sink for `mercato-otel`: answers every POST with 200 after reading the body, and counts the
+ * requests and bytes (it does not decode them: its CPU is the benchmark's, not the worker's).
+ */
+const otlpSink = { url: '', requests: 0, bytes: 0, close: async () => {} };
+async function startOtlpSink() {
+  const server = createServer((req, res) => {
+    otlpSink.requests++;
+    req.on('data', (chunk: Buffer) => (otlpSink.bytes += chunk.length));
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  otlpSink.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  otlpSink.close = () =>
+    new Promise<void>((done) => {
+      server.closeAllConnections();
+      server.close(() => done());
+    });
+}
 
 /** Calls of the database's functions that send NOTIFY (trigger functions; counted with track_functions = 'pl'). */
 async function notifyFunctionCalls(t: Target): Promise<number> {
@@ -641,7 +688,7 @@ const FIGURES: Array<{ key: keyof ThroughputFigures; name: string; title: string
   },
 ];
 
-const isMercato = (c: ConfigName) => c === 'mercato-1' || c === 'mercato-2';
+const isMercato = (c: ConfigName) => c.startsWith('mercato');
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT MET');
 
 interface RatioDef {
@@ -665,6 +712,16 @@ const RATIOS: RatioDef[] = [
     num: ['mercato-2', 'rateDb'],
     den: ['mercato-1', 'rateDb'],
     target: 1.0,
+  },
+  {
+    name: 'Mercato 1 process, traces exported / tracing unset (database timestamps)',
+    num: ['mercato-otel', 'rateDb'],
+    den: ['mercato-1', 'rateDb'],
+  },
+  {
+    name: 'Mercato 1 process / the BENCH_BASELINE_BIN build (database timestamps)',
+    num: ['mercato-1', 'rateDb'],
+    den: ['mercato-baseline', 'rateDb'],
   },
 ];
 
@@ -888,6 +945,7 @@ async function main() {
         label: 'pgbench -i',
       });
     }
+    if (wanted('mercato-otel')) await startOtlpSink();
     const phases: Phase[] = [...CONFIGS, 'pgbench', 'idle-worker'].filter((p) => wanted(p as Phase)) as Phase[];
     for (let r = 0; r < ROUNDS; r++) {
       const order = [...phases.slice(r % phases.length), ...phases.slice(0, r % phases.length)];
@@ -904,6 +962,7 @@ async function main() {
 
     const summary = summarize(rounds);
     printSummary(rounds, summary, version);
+    if (wanted('mercato-otel')) console.log(`\nOTLP sink: ${otlpSink.requests} export requests, ${otlpSink.bytes} bytes received`);
     const [{ v: fullVersion }] = await monitor.sql<{ v: string }>('select version() as v');
     const result = {
       measuredAt: new Date().toISOString(),
@@ -927,9 +986,11 @@ async function main() {
         pgbenchSeconds: PGBENCH_SECONDS,
         dispatchers: DISPATCHERS,
         mercatoWorker: MERCATO_WORKER || null,
+        baselineBin: BASELINE_BIN || null,
         graphileBatched: GRAPHILE_BATCHED,
         pgBoss: PGBOSS,
         only: [...ONLY],
+        otlpSink: wanted('mercato-otel') ? { requests: otlpSink.requests, bytes: otlpSink.bytes } : null,
         cluster:
           'initdb defaults (fsync, synchronous_commit, full_page_writes on) + pg_stat_statements (track = top), track_functions = pl',
       },
@@ -941,6 +1002,7 @@ async function main() {
     console.log(`\nWritten: ${OUT} (${Math.round((Date.now() - started) / 1000)} s in all)`);
   } finally {
     killAll();
+    await otlpSink.close();
     await monitor?.close();
     await cluster.destroy();
   }

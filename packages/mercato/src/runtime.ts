@@ -20,6 +20,7 @@ import { type Installations, installationsOf } from './platform/directory.ts';
 import { adminClientFor } from './platform/index.ts';
 import { createConnectors } from './providers/service.ts';
 import { type RuntimeEvents, createRuntimeEvents } from './events.ts';
+import { type Tracing, createTracing } from './telemetry/tracing.ts';
 
 export interface Runtime {
   readonly instance: MercatoInstance<any, any>;
@@ -41,6 +42,8 @@ export interface Runtime {
   readonly events: RuntimeEvents;
   /** Which shops have an active installation of which app (the one installations port: crons, routes, MCP). */
   readonly installations: Installations;
+  /** OpenTelemetry traces (docs/tracing.md): undefined when no OTLP endpoint is set, and then no span is built anywhere. */
+  readonly tracing?: Tracing;
   /** The provider connectors of a tenant (ctx.providers of flows, routes and pages). */
   connectorsFor(appHandle: string, shop: string | null): ProviderConnectors<ProvidersMap>;
   /** The Admin GraphQL client of a tenant (ctx.admin, /api/functions, the MCP admin tool). */
@@ -93,6 +96,9 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     if (ownsDb) await db.close();
     throw error;
   }
+  // traces: a provider of this runtime only when an OTLP endpoint is set; its spans are flushed on close (after the worker stopped)
+  const tracing = createTracing(rawEnv, { role: options.mode, version: MERCATO_VERSION });
+  if (tracing) closers.push(() => tracing.shutdown());
   // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));
   const events = createRuntimeEvents({
@@ -104,6 +110,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     config: options.instance.config,
     appHandles: platform.apps.map((a) => a.handle),
     events,
+    tracing,
   });
   closers.push(
     // the instance's dispatchFlow rejects with the typed errors a route can catch (docs/routes.md)
@@ -126,9 +133,10 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     dispatch,
     events,
     installations: installationsOf(db),
+    tracing,
     connectorsFor: (appHandle, shop) => createConnectors({ db, secrets, providers: options.instance.config.providers }, appHandle, shop),
     adminClientFor: (appHandle, shop, signal) =>
-      adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger }, appHandle, shop, signal),
+      adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger, tracing }, appHandle, shop, signal),
     onClose(fn) {
       closers.push(fn);
     },

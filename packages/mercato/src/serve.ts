@@ -97,6 +97,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
           dispatch: runtime.dispatch,
           logger: runtime.logger,
           events: runtime.events,
+          tracing: runtime.tracing,
         }),
       );
       if (options.preview) {
@@ -162,6 +163,7 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
       connectors: runtime.connectorsFor,
       dispatch: runtime.dispatch,
       runLogs: { create: createRunLogger, write: writeLog },
+      tracing: runtime.tracing,
     },
     config: runtime.config.worker,
     concurrency: options.concurrency,
@@ -259,6 +261,7 @@ export function startCronScheduler(runtime: Runtime, options: SchedulerOptions &
       dispatch: runtime.dispatch,
       logger: runtime.logger.child({ component: 'crons' }),
       events: runtime.events,
+      tracing: runtime.tracing,
     },
     schedulerOptions,
   );

@@ -9,6 +9,7 @@ import type { CronEntry } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
+import { ATTR, ROOT_CONTEXT, type Tracing } from '../telemetry/tracing.ts';
 import { DomainError } from '../errors.ts';
 import { FlowConcurrencyError } from '../flows/errors.ts';
 import type { Logger } from '../logger.ts';
@@ -30,6 +31,8 @@ export interface SchedulerDeps {
   clock?: Clock;
   /** Told about every tick dispatched (runtime.events). */
   events?: RuntimeEvents;
+  /** Each fire starts a trace: a `cron <key>` root span around its dispatch (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 export interface SchedulerOptions {
@@ -175,7 +178,23 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     }
     const lateMs = now.getTime() - target.fireAt.getTime();
     try {
-      const { runId } = await deps.dispatch({
+      const dispatch: DispatchFn = deps.tracing
+        ? (request) =>
+            deps.tracing!.span(
+              `cron ${target.spec.key}`,
+              {
+                parent: ROOT_CONTEXT,
+                attributes: {
+                  'mercato.cron': target.spec.key,
+                  [ATTR.app]: target.appHandle,
+                  ...(target.shop ? { [ATTR.shop]: target.shop } : {}),
+                  'mercato.cron.fire_at': target.fireAt.toISOString(),
+                },
+              },
+              () => deps.dispatch(request),
+            )
+        : deps.dispatch;
+      const { runId } = await dispatch({
         appHandle: target.appHandle,
         shop: target.shop,
         flowName: target.spec.flow,

@@ -10,6 +10,7 @@ import type { Exec } from '../db/sql.ts';
 import { findBadText, jsonHasBadText } from '../db/text.ts';
 import type { Logger } from '../logger.ts';
 import type { RuntimeEvents } from '../events.ts';
+import { ATTR, type Tracing, activeSpan } from '../telemetry/tracing.ts';
 import { type DispatchFn, dispatchFlowFor } from './dispatch.ts';
 import {
   DeterminismError,
@@ -72,6 +73,8 @@ export interface ContextDeps {
   maxStepResultBytes?: number;
   /** step.finished is emitted when someone hears it (the metrics). */
   events?: RuntimeEvents;
+  /** A `step <name>` span per executed step and a `sleep <name>` span per parking sleep (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 /** One execution's ctx, and what it saw. */
@@ -111,7 +114,7 @@ export async function createExecutionContext(
   elapsedMs: () => number,
   onLogWriteError: (error: unknown) => void,
 ): Promise<ExecutionContext> {
-  const { exec } = deps;
+  const { exec, tracing } = deps;
   const signal = controller.signal;
   // the stored steps of the run: a completed result is replayed, a sleeping one is resumed. A run that never started
   // before (fresh) has none, so its first execution does not read them.
@@ -222,7 +225,10 @@ export async function createExecutionContext(
       await checkpointed();
       claimName('step', name);
       const previous = stored.get(name);
-      if (previous?.status === 'completed') return previous.result as any;
+      if (previous?.status === 'completed') {
+        if (tracing) activeSpan()?.addEvent('step replayed', { [ATTR.step]: name });
+        return previous.result as any;
+      }
       // A step without a timeout runs under the run's own signal; one with a timeout gets a signal of its own that also
       // aborts with the run's.
       let stepSignal = signal;
@@ -245,10 +251,14 @@ export async function createExecutionContext(
           stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
           stepSignal = stepController.signal;
         }
-        const value = await raceAbort(
-          stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepSignal, attempt: run.budgetAttempt }))),
-          stepSignal,
-        );
+        const body = () =>
+          raceAbort(
+            stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepSignal, attempt: run.budgetAttempt }))),
+            stepSignal,
+          );
+        const value = tracing
+          ? await tracing.span(`step ${name}`, { attributes: { [ATTR.step]: name, [ATTR.attempt]: run.budgetAttempt } }, body)
+          : await body();
         throwIfAborted();
         if (deps.events?.hears('step.finished')) stepFinished(name, 'completed', startedAt);
         const json = toJson(name, value, maxBytes);
@@ -281,12 +291,20 @@ export async function createExecutionContext(
       if (previous?.status === 'completed') return;
       if (previous?.status === 'sleeping') {
         // claimed again, so its wake time has passed
+        if (tracing) activeSpan()?.addEvent('sleep resumed', { [ATTR.step]: name });
         await flushLogs();
         if (!(await completeSleep(exec, stepWrite(name, new Date())))) throw leaseLost();
         return;
       }
       await flushLogs();
-      const wakeAt = await parkSleeping(exec, stepWrite(name, new Date()), ms, elapsedMs());
+      const park = () => parkSleeping(exec, stepWrite(name, new Date()), ms, elapsedMs());
+      const wakeAt = tracing
+        ? await tracing.span(`sleep ${name}`, { attributes: { [ATTR.step]: name, 'mercato.sleep.duration_ms': ms } }, async (span) => {
+            const at = await park();
+            if (at) span.setAttribute('mercato.sleep.wake_at', at.toISOString());
+            return at;
+          })
+        : await park();
       if (!wakeAt) throw leaseLost();
       state.slept = true;
       throw new SleepInterrupt(name, wakeAt);

@@ -13,6 +13,7 @@ import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { activeRunIds, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
 import { findBadText } from '../db/text.ts';
+import { ATTR, SpanKind, type Tracing, tenantAttributes } from '../telemetry/tracing.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
 
@@ -68,6 +69,8 @@ export interface DispatcherDeps {
   /** The handles of the config's apps: a run is only ever written under one of them. */
   appHandles: readonly string[];
   events?: RuntimeEvents;
+  /** A `dispatch <flow>` span per dispatch; its trace context is stored with the run (the run's span continues it). */
+  tracing?: Tracing;
 }
 
 /** The app a dispatch is for: the named one, or the only app in single-app mode. */
@@ -82,8 +85,30 @@ export function resolveAppHandle(appHandles: readonly string[], requested: strin
 }
 
 export function createDispatcher(deps: DispatcherDeps): DispatchFn {
+  const dispatch = dispatcher(deps);
+  const tracing = deps.tracing;
+  if (!tracing) return dispatch;
+  return (request) =>
+    tracing.span(
+      `dispatch ${request.flowName}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          ...tenantAttributes({ flow: request.flowName, app: request.appHandle, shop: request.shop }),
+          [ATTR.trigger]: request.trigger,
+        },
+      },
+      async (span) => {
+        const result = await dispatch(request, tracing.currentContext());
+        span.setAttribute(ATTR.runId, result.runId);
+        return result;
+      },
+    );
+}
+
+function dispatcher(deps: DispatcherDeps) {
   const wakeUp = runsWakeUp(deps.db);
-  return async (request) => {
+  return async (request: DispatchRequest, traceContext: string | null = null): Promise<DispatchResult> => {
     const appHandle = resolveAppHandle(deps.appHandles, request.appHandle);
     const flow = deps.registry.get(request.flowName);
     if (!flow || (flow.internalTrigger !== undefined && flow.internalTrigger !== request.trigger)) {
@@ -105,7 +130,16 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
     const tenant: Tenant = { appHandle, shop };
-    const newRun = { appHandle, shop, flowName: flow.name, trigger: request.trigger, input, retryPolicy, parentRunId: request.parentRunId };
+    const newRun = {
+      appHandle,
+      shop,
+      flowName: flow.name,
+      trigger: request.trigger,
+      input,
+      retryPolicy,
+      parentRunId: request.parentRunId,
+      traceContext,
+    };
     const simple = flow.concurrency === null && !request.within;
     const runId = await wakeUp.around((solo) =>
       simple

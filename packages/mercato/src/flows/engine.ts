@@ -7,6 +7,7 @@ import type { AdminGraphqlClient, ProviderConnectors, ResolvedConfig } from '../
 import type { Exec } from '../db/sql.ts';
 import { type RuntimeEvents, errorMessage } from '../events.ts';
 import type { Logger } from '../logger.ts';
+import { ATTR, type Span, SpanKind, type Tracing, recordError, tenantAttributes } from '../telemetry/tracing.ts';
 import { type RunLogs, createExecutionContext, raceAbort, toJson } from './context.ts';
 import type { DispatchFn } from './dispatch.ts';
 import { RunInterruptedError, SleepInterrupt, TimeoutError, serializeError } from './errors.ts';
@@ -45,6 +46,8 @@ export interface EngineDeps {
    * turn); default: one statement per run (`completeRuns` of that one).
    */
   complete?: (completion: Completion) => Promise<boolean>;
+  /** A `run <flow>` span per execution, child of the dispatch's stored trace context (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 export interface RunExecution {
@@ -72,7 +75,23 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
   const elapsedMs = () => (run.attemptElapsedMs ?? 0) + (performance.now() - startedAt);
   let bodyFinished!: () => void;
   const bodyDone = new Promise<void>((resolve) => (bodyFinished = resolve));
-  const done = runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished)
+  const tracing = deps.tracing;
+  const execution = tracing
+    ? tracing.span(
+        `run ${run.flowName}`,
+        {
+          kind: SpanKind.CONSUMER,
+          parent: tracing.contextOf(run.traceContext),
+          attributes: {
+            ...tenantAttributes({ runId: run.id, flow: run.flowName, app: run.appHandle, shop: run.shop }),
+            [ATTR.attempt]: run.budgetAttempt,
+            'mercato.resumed': run.fresh !== true,
+          },
+        },
+        (span) => runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished, span),
+      )
+    : runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished);
+  const done = execution
     .catch((error) => {
       deps.logger.error(
         { err: error, runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle },
@@ -90,6 +109,7 @@ async function runExecution(
   controller: AbortController,
   elapsedMs: () => number,
   bodyFinished: () => void,
+  span?: Span,
 ): Promise<void> {
   const { exec } = deps;
   const signal = controller.signal;
@@ -111,6 +131,12 @@ async function runExecution(
   const fail = async (error: unknown, retryable = isRetryable(error)) => {
     const { final, delayMs: delay } = failureOf(error, run, retryable);
     const serialized = serializeError(error);
+    if (span) {
+      recordError(span, error);
+      span.setAttribute(ATTR.outcome, final ? 'failed' : 'retry');
+      if (!final)
+        span.addEvent('retry scheduled', { 'mercato.retry.delay_ms': delay, 'mercato.retry.next_attempt': run.budgetAttempt + 1 });
+    }
     await storeCheckpoints(); // the steps that completed before the failure are kept (a retry replays them)
     await flushLogs();
     await deps.runLogs
@@ -203,13 +229,16 @@ async function runExecution(
         Promise.resolve().then(() => registered.definition.run(execution.ctx, parsed.data)),
         signal,
       );
-      if (execution.slept) return; // the flow swallowed a SleepInterrupt: it is parked anyway
+      if (execution.slept) return void span?.setAttribute(ATTR.outcome, 'sleeping'); // the flow swallowed a SleepInterrupt: it is parked anyway
       throwIfAborted();
       if (execution.fatal) throw execution.fatal; // the flow swallowed a determinism error
       json = toJson('(flow output)', output, Infinity, 'output');
     } catch (error) {
-      if (execution.slept || error instanceof SleepInterrupt) return;
-      if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) return; // canceled, lost or handed back
+      if (execution.slept || error instanceof SleepInterrupt) return void span?.setAttribute(ATTR.outcome, 'sleeping');
+      if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) {
+        span?.setAttribute(ATTR.outcome, 'interrupted');
+        return; // canceled, lost or handed back
+      }
       const cause = execution.fatal ?? (signal.aborted ? signal.reason : error);
       await fail(cause);
       return;
@@ -225,7 +254,9 @@ async function runExecution(
     const complete = deps.complete
       ? () => deps.complete!(completion)
       : () => completeRuns(exec, [completion]).then((stored) => stored.has(run.id));
-    if (await finalWrite('completed', complete)) {
+    const stored = await finalWrite('completed', complete);
+    span?.setAttribute(ATTR.outcome, stored ? 'completed' : 'interrupted');
+    if (stored) {
       deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs() });
     }
   } finally {

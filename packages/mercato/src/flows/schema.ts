@@ -32,6 +32,8 @@ export const runs = pgTable(
     leaseOwner: text('lease_owner'),
     leaseExpiresAt: timestamp('lease_expires_at', { withTimezone: true }),
     parentRunId: uuid('parent_run_id'),
+    /** The W3C trace context of the dispatch (`traceparent[ tracestate]`), when tracing was on: the run's spans continue it. */
+    traceContext: text('trace_context'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),

@@ -17,6 +17,7 @@ import { isUnderPrefix, pageGate, pagesBody } from './pages.ts';
 import { perShopRateLimit, resolveRateLimits } from './rate-limit.ts';
 import { accessLog, apiSecurityHeaders, requestId } from './request.ts';
 import type { ApiEnv, ApiRouteGroup, HttpRuntime } from './types.ts';
+import { httpTracing } from './tracing.ts';
 
 /** Largest request body accepted under /api (the same figure as the MCP endpoint's limit). */
 export const MAX_API_BODY_BYTES = 1_000_000;
@@ -66,6 +67,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   const app = new Hono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(notFoundHandler);
+  if (runtime.tracing) app.use('*', httpTracing(runtime.tracing));
   if (options.observe) app.use('*', options.observe);
   app.use('*', requestId(), accessLog(logger), apiSecurityHeaders());
   const otherBodyLimit = bodyLimitOf(MAX_OTHER_BODY_BYTES);

@@ -3,6 +3,7 @@ import type { PageKey, PageMode } from '../app/types.ts';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { Tenant } from '../db/sql.ts';
 import type { Logger } from '../logger.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 /** The tenant a session token proves (an /api request): a shop's Tenant, with its app. Every data query filters by it. */
 export interface SessionTenant extends Tenant<string> {
@@ -34,4 +35,6 @@ export interface HttpRuntime {
   readonly db: { ping(): Promise<boolean> };
   readonly logger: Logger;
   readonly version: string;
+  /** OpenTelemetry traces: a server span per request when set (http/tracing.ts). */
+  readonly tracing?: Tracing;
 }

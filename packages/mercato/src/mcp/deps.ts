@@ -11,6 +11,7 @@ import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Logger } from '../logger.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import type { Installations } from '../platform/directory.ts';
 
 export type LogLevelName = 'info' | 'warn' | 'error';
@@ -73,6 +74,8 @@ export interface McpDeps {
   authCacheTtlMs?: number;
   /** Told about every answered request on POST /mcp (runtime.events). */
   events?: RuntimeEvents;
+  /** A span per tool call and resource read (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 export const MCP_TIMEOUT_MS = 30_000;

@@ -5,6 +5,7 @@
 import type { Database } from '../db/engine.ts';
 import { DomainError, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { ATTR, SpanKind, type Tracing, activeSpan } from '../telemetry/tracing.ts';
 import type { CallContext, ResourceSpec, ToolSpec } from './catalog.ts';
 import { covers } from './permissions.ts';
 import { RPC, RpcError } from './rpc.ts';
@@ -22,6 +23,8 @@ export interface ExecuteDeps {
   db: Database;
   logger: Logger;
   timeoutMs: number;
+  /** A `tools/call <tool>` or `resources/read <uri>` span per call, with the audit status as `mercato.outcome`. */
+  tracing?: Tracing;
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
@@ -111,6 +114,7 @@ export function createExecutor(deps: ExecuteDeps) {
     } catch (err) {
       deps.logger.error({ err, requestId: caller.requestId, tokenId: caller.token.id, capability }, 'could not write the MCP audit record');
     }
+    if (deps.tracing) activeSpan()?.setAttribute(ATTR.outcome, status);
   }
 
   /** Runs `work` under the time-out and the client's signal; the abort wins even when `work` ignores the signal. */
@@ -146,14 +150,30 @@ export function createExecutor(deps: ExecuteDeps) {
     }
   }
 
-  async function run<T>(
+  type RunArgs<T> = [
     caller: Caller,
     kind: 'tool' | 'resource',
     name: string,
     spec: (ToolSpec | ResourceSpec) | undefined,
     work: (ctx: CallContext) => Promise<T> | T,
-    options: { prepare?: () => void; targetShop?: (ctx: CallContext) => string | null } = {},
-  ): Promise<T> {
+    options?: { prepare?: () => void; targetShop?: (ctx: CallContext) => string | null },
+  ];
+
+  function run<T>(...args: RunArgs<T>): Promise<T> {
+    const tracing = deps.tracing;
+    if (!tracing) return runCall(...args);
+    const [caller, kind, name] = args;
+    const method = kind === 'tool' ? 'tools/call' : 'resources/read';
+    const attributes = {
+      'mcp.method.name': method,
+      [kind === 'tool' ? 'gen_ai.tool.name' : 'mcp.resource.uri']: name,
+      [ATTR.app]: caller.token.appHandle,
+      [ATTR.shop]: caller.token.shop,
+    };
+    return tracing.span(`${method} ${name}`, { kind: SpanKind.SERVER, attributes }, () => runCall(...args));
+  }
+
+  async function runCall<T>(...[caller, kind, name, spec, work, options = {}]: RunArgs<T>): Promise<T> {
     const startedAt = performance.now();
     const what = `${kind === 'tool' ? 'Tool' : 'Resource'} ${name}`;
     if (!spec) {

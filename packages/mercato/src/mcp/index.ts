@@ -55,7 +55,7 @@ export function createMcp(deps: McpDeps): Mcp {
     cache: authCacheFor(deps.db, deps.logger),
     cacheTtlMs: deps.authCacheTtlMs,
   });
-  const executor = createExecutor({ db: deps.db, logger: deps.logger, timeoutMs: deps.timeoutMs ?? MCP_TIMEOUT_MS });
+  const executor = createExecutor({ db: deps.db, logger: deps.logger, timeoutMs: deps.timeoutMs ?? MCP_TIMEOUT_MS, tracing: deps.tracing });
   const appOrigins = new Set(deps.platform.apps.map((a) => originOf(a.appUrl)).filter((o): o is string => o !== null));
   const endpoint = createEndpoint({
     catalog,

@@ -10,6 +10,7 @@ import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
 import type { Logger } from '../logger.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 import { parseQ } from '../logs/schemas.ts';
 import { runExists, searchLogs } from '../logs/search.ts';
 import type { Installations } from '../platform/directory.ts';
@@ -34,6 +35,7 @@ export interface McpWiring {
   events?: RuntimeEvents;
   installations: Pick<Installations, 'activeShops'>;
   adminClientFor(appHandle: string, shop: string, signal?: AbortSignal): AdminGraphqlClient;
+  tracing?: Tracing;
 }
 
 function logsIntegration(db: Database): McpLogsIntegration {
@@ -92,5 +94,6 @@ export function mcpDeps(w: McpWiring): McpDeps {
     crons: cronsIntegration(w),
     platformApi: platformIntegration(w),
     events: w.events,
+    tracing: w.tracing,
   };
 }

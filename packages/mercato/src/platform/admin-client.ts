@@ -10,6 +10,7 @@
  */
 import type { AdminGraphqlClient, AdminRawResponse, AdminRequestOptions } from '../app/types.ts';
 import type { Logger } from '../logger.ts';
+import { ATTR, type Span, SpanKind, type Tracing } from '../telemetry/tracing.ts';
 import { AdminGraphqlError, AdminHttpError, AdminThrottledError, type GraphqlErrorEntry, type QueryCost } from './errors.ts';
 import { adminGraphqlUrl } from './origin.ts';
 
@@ -47,6 +48,8 @@ export interface AdminClientOptions {
   signal?: AbortSignal;
   retry?: Partial<AdminRetryOptions>;
   logger?: Logger;
+  /** An `admin graphql` client span per request()/raw() call (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 /** Extra time added to a computed throttle wait, so the bucket has surely refilled. */
@@ -123,8 +126,20 @@ export class AdminClient implements AdminGraphqlClient {
     return Math.min(this.retry.maxDelayMs, Math.round(base * (0.8 + Math.random() * 0.4)));
   }
 
+  private traced<T>(options: RequestOptions, fn: (span?: Span) => Promise<T>): Promise<T> {
+    const tracing = this.options.tracing;
+    if (!tracing) return fn();
+    const attributes: Record<string, string> = { [ATTR.shop]: this.shop, 'http.request.method': 'POST' };
+    if (options.operationName) attributes['graphql.operation.name'] = options.operationName;
+    return tracing.span('admin graphql', { kind: SpanKind.CLIENT, attributes }, fn);
+  }
+
   /** Sends a query or mutation and returns its `data`. */
-  async request<T = any>(query: string, options: RequestOptions = {}): Promise<T> {
+  request<T = any>(query: string, options: RequestOptions = {}): Promise<T> {
+    return this.traced(options, (span) => this.requestWithRetries<T>(query, options, span));
+  }
+
+  private async requestWithRetries<T>(query: string, options: RequestOptions, span: Span | undefined): Promise<T> {
     const signal = this.signalFor(options.signal);
     let retries = 0;
     let throttles = 0;
@@ -148,10 +163,12 @@ export class AdminClient implements AdminGraphqlClient {
         continue;
       }
       const text = await res.text();
+      span?.setAttribute('http.response.status_code', res.status);
       if (res.status === 429 || res.status >= 500) {
         if (retries >= this.retry.maxRetries) throw new AdminHttpError(this.shop, res.status, parseBody(text));
         const delay = retryAfterMs(res.headers.get('retry-after')) ?? this.backoff(retries);
         retries++;
+        span?.addEvent('retry', { 'http.response.status_code': res.status, 'mercato.retry.delay_ms': delay });
         this.options.logger?.debug({ shop: this.shop, status: res.status, delayMs: delay }, 'Admin API retry');
         await sleep(delay, signal);
         continue;
@@ -170,6 +187,7 @@ export class AdminClient implements AdminGraphqlClient {
         if (throttles >= this.retry.maxThrottleRetries) throw new AdminThrottledError(this.shop, errors, payload.extensions, throttles + 1);
         const delay = throttleWaitMs(cost) ?? this.backoff(throttles);
         throttles++;
+        span?.addEvent('throttled', { 'mercato.retry.delay_ms': delay });
         this.options.logger?.debug({ shop: this.shop, delayMs: delay, cost }, 'Admin API throttled; waiting');
         await sleep(delay, signal);
         continue;
@@ -182,7 +200,11 @@ export class AdminClient implements AdminGraphqlClient {
   }
 
   /** Sends once and returns the status and the body as the platform answered (no retries, no error mapping). */
-  async raw(query: string, options: RequestOptions = {}): Promise<RawResponse> {
+  raw(query: string, options: RequestOptions = {}): Promise<RawResponse> {
+    return this.traced(options, (span) => this.rawOnce(query, options, span));
+  }
+
+  private async rawOnce(query: string, options: RequestOptions, span: Span | undefined): Promise<RawResponse> {
     const signal = this.signalFor(options.signal);
     let res: Response;
     try {
@@ -194,6 +216,7 @@ export class AdminClient implements AdminGraphqlClient {
       }
       throw error;
     }
+    span?.setAttribute('http.response.status_code', res.status);
     return { status: res.status, body: parseBody(await res.text()) };
   }
 }

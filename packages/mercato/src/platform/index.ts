@@ -9,6 +9,7 @@ import type { Secrets } from '../secrets/types.ts';
 import { AdminClient, type AdminRetryOptions } from './admin-client.ts';
 import { NotInstalledError } from './errors.ts';
 import { getAccessToken } from './store.ts';
+import type { Tracing } from '../telemetry/tracing.ts';
 
 export {
   AdminClient,
@@ -51,6 +52,7 @@ export interface AdminClientDeps {
   platformOrigin?: string;
   logger?: Logger;
   retry?: Partial<AdminRetryOptions>;
+  tracing?: Tracing;
 }
 
 /**
@@ -65,6 +67,7 @@ export function adminClientFor(deps: AdminClientDeps, appHandle: string, shop: s
     signal,
     logger: deps.logger,
     retry: deps.retry,
+    tracing: deps.tracing,
     accessToken: async () => {
       const token = await getAccessToken(deps.db, deps.secrets, appHandle, shop);
       if (!token) throw new NotInstalledError(appHandle, shop);

@@ -24,6 +24,7 @@ import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { Logger } from '../logger.ts';
+import { ATTR, type Span, SpanKind, type Tracing } from '../telemetry/tracing.ts';
 import { webhookHeaders, webhookHeadersOf } from './schemas.ts';
 import { type WebhookDeliveryRecord, recordDelivery } from './store.ts';
 import { WEBHOOK_TRIGGER, type WebhookInput, webhookFlowName } from './webhook-flows.ts';
@@ -58,6 +59,8 @@ export interface WebhookRouterDeps {
   logger: Logger;
   /** Told about every accepted delivery (runtime.events). */
   events?: RuntimeEvents;
+  /** A `webhook <topic>` span per verified delivery (docs/tracing.md). */
+  tracing?: Tracing;
 }
 
 export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
@@ -74,6 +77,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const raw = new Uint8Array(await c.req.arrayBuffer());
       const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
       if (!signer) throw new UnauthorizedError('Invalid webhook signature');
+      const appHandle = signer.handle;
 
       const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
       const topic = h['X-Shopify-Topic'];
@@ -87,52 +91,61 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       }
       // JSON, nested at most MAX_JSON_DEPTH levels (deeper is a 400: nothing recursive downstream sees it)
       const payload = parseJsonText(text, 'Webhook body');
+      if (!deps.tracing) return accept(undefined);
+      const attributes = { [ATTR.app]: appHandle, [ATTR.shop]: shop, 'mercato.webhook.topic': topic, 'mercato.webhook.id': webhookId };
+      return deps.tracing.span(`webhook ${topic}`, { kind: SpanKind.CONSUMER, attributes }, accept);
 
-      const delivery: WebhookDeliveryRecord = {
-        appHandle: signer.handle,
-        webhookId,
-        eventId: h['X-Shopify-Event-Id'],
-        shop,
-        topic,
-        runId: null,
-      };
-      const flowName = webhookFlowName(topic);
-      const log = { appHandle: signer.handle, shop, topic, webhookId };
-      const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
-        deps.events?.emit('webhook.received', { topic, shop, app: signer.handle, webhookId, duplicate, handled, runId });
-      if (!deps.registry.get(flowName)) {
-        const fresh = await deps.deliveries.record(delivery);
-        deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
-        received(false, !fresh, null);
-        return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
-      }
-      const input: WebhookInput = {
-        topic,
-        webhookId,
-        eventId: delivery.eventId,
-        triggeredAt: h['X-Shopify-Triggered-At'],
-        apiVersion: h['X-Shopify-Api-Version'],
-        payload,
-      };
-      try {
-        const { runId } = await deps.dispatch({
-          appHandle: signer.handle,
+      /** Records the delivery and dispatches its handler's run (a duplicate or a topic without handler is acknowledged). */
+      async function accept(span: Span | undefined) {
+        const delivery: WebhookDeliveryRecord = {
+          appHandle,
+          webhookId,
+          eventId: h['X-Shopify-Event-Id'],
           shop,
-          flowName,
-          input,
-          trigger: WEBHOOK_TRIGGER as 'webhook',
-          within: async (exec, id) => {
-            if (!(await recordDelivery(exec, { ...delivery, runId: id }))) throw new DuplicateDelivery();
-          },
-        });
-        deps.logger.debug({ ...log, runId }, 'webhook accepted');
-        received(true, false, runId);
-        return c.json({ ok: true, runId });
-      } catch (error) {
-        if (!(error instanceof DuplicateDelivery)) throw error;
-        deps.logger.info(log, 'duplicate webhook ignored');
-        received(true, true, null);
-        return c.json({ ok: true, duplicate: true });
+          topic,
+          runId: null,
+        };
+        const flowName = webhookFlowName(topic);
+        const log = { appHandle, shop, topic, webhookId };
+        const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
+          deps.events?.emit('webhook.received', { topic, shop, app: appHandle, webhookId, duplicate, handled, runId });
+        if (!deps.registry.get(flowName)) {
+          const fresh = await deps.deliveries.record(delivery);
+          deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
+          received(false, !fresh, null);
+          span?.setAttribute(ATTR.outcome, fresh ? 'ignored' : 'duplicate');
+          return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
+        }
+        const input: WebhookInput = {
+          topic,
+          webhookId,
+          eventId: delivery.eventId,
+          triggeredAt: h['X-Shopify-Triggered-At'],
+          apiVersion: h['X-Shopify-Api-Version'],
+          payload,
+        };
+        try {
+          const { runId } = await deps.dispatch({
+            appHandle,
+            shop,
+            flowName,
+            input,
+            trigger: WEBHOOK_TRIGGER as 'webhook',
+            within: async (exec, id) => {
+              if (!(await recordDelivery(exec, { ...delivery, runId: id }))) throw new DuplicateDelivery();
+            },
+          });
+          deps.logger.debug({ ...log, runId }, 'webhook accepted');
+          received(true, false, runId);
+          span?.setAttributes({ [ATTR.outcome]: 'dispatched', [ATTR.runId]: runId });
+          return c.json({ ok: true, runId });
+        } catch (error) {
+          if (!(error instanceof DuplicateDelivery)) throw error;
+          deps.logger.info(log, 'duplicate webhook ignored');
+          received(true, true, null);
+          span?.setAttribute(ATTR.outcome, 'duplicate');
+          return c.json({ ok: true, duplicate: true });
+        }
       }
     },
   );

@@ -25,6 +25,8 @@ export interface ClaimedRun {
   attemptElapsedMs: number;
   /** The run never started before this claim, so it has no stored step (the execution skips reading them). */
   fresh?: boolean;
+  /** The trace context stored at dispatch (tracing), or null. */
+  traceContext?: string | null;
 }
 
 const claimStatement = prepared(
@@ -48,7 +50,7 @@ const claimStatement = prepared(
   from due where r.id = due.id
   returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
     r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
-    r.attempt_elapsed_ms as "attemptElapsedMs", due.fresh`,
+    r.attempt_elapsed_ms as "attemptElapsedMs", due.fresh, r.trace_context as "traceContext"`,
 );
 
 /**

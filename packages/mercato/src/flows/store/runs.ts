@@ -104,12 +104,14 @@ export interface NewRun {
   input: unknown;
   retryPolicy: RetryPolicy;
   parentRunId?: string | null;
+  /** The W3C trace context of the dispatch (`traceparent[ tracestate]`) when tracing is on, else null. */
+  traceContext?: string | null;
 }
 
 const insertRunStatement = prepared(
   'insert_run',
-  `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
-  values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid)
+  `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id, trace_context)
+  values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid, $8)
   returning id`,
 );
 
@@ -117,8 +119,8 @@ const insertRunStatement = prepared(
 const insertRunNotifyStatement = prepared(
   'insert_run_notify',
   `with ins as (
-    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id)
-    values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid)
+    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id, trace_context)
+    values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid, $8)
     returning id
   )
   select id, pg_notify('mercato_runs', '') from ins`,
@@ -138,6 +140,7 @@ export async function insertRun(exec: Exec, run: NewRun, notify = false): Promis
       JSON.stringify(run.input ?? {}),
       JSON.stringify(run.retryPolicy),
       run.parentRunId ?? null,
+      run.traceContext ?? null,
     ),
   );
   return row.id;
