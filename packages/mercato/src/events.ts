@@ -123,6 +123,13 @@ export interface McpCallEvent extends EventBase<'mcp.call'> {
   error: string | null;
 }
 
+/** A batch of old records was deleted by the retention pruner (docs/retention.md); one event per batch statement. */
+export interface RetentionPrunedEvent extends EventBase<'retention.pruned'> {
+  /** `runs`, `mcp_audits`, `webhook_deliveries` or `cron_ticks` (a run's steps and log lines go with it, not counted). */
+  table: string;
+  rows: number;
+}
+
 export type RuntimeEvent =
   | RunDispatchedEvent
   | RunStartedEvent
@@ -131,7 +138,8 @@ export type RuntimeEvent =
   | StepRetriedEvent
   | WebhookReceivedEvent
   | CronFiredEvent
-  | McpCallEvent;
+  | McpCallEvent
+  | RetentionPrunedEvent;
 
 export type RuntimeEventType = RuntimeEvent['type'];
 export type RuntimeEventOf<T extends RuntimeEventType> = Extract<RuntimeEvent, { type: T }>;
@@ -147,6 +155,7 @@ export const RUNTIME_EVENT_TYPES: readonly RuntimeEventType[] = [
   'webhook.received',
   'cron.fired',
   'mcp.call',
+  'retention.pruned',
 ];
 
 export interface RuntimeEvents {

@@ -28,6 +28,7 @@ import { functionsApi } from './functions/router.ts';
 import { customPagesApi } from './custom-pages/router.ts';
 import { WEBHOOK_PATH, createInstaller, installationMiddleware, webhookRouter } from './platform/index.ts';
 import { webhookDeliveries } from './platform/store.ts';
+import { type Pruner, createPruner } from './retention/index.ts';
 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
@@ -184,4 +185,17 @@ export function startCronScheduler(runtime: Runtime, options: SchedulerOptions &
   scheduler.start();
   runtime.onClose(() => scheduler.stop());
   return scheduler;
+}
+
+/** Starts the retention pruner of a runtime (docs/retention.md): a pass every `retention.interval`; stopped by runtime.close(). */
+export function startPruner(runtime: Runtime, options: { firstDelayMs?: number } = {}): Pruner {
+  const pruner = createPruner({
+    db: runtime.db,
+    retention: runtime.config.retention,
+    events: runtime.events,
+    logger: runtime.logger.child({ component: 'retention' }),
+  });
+  pruner.start(options.firstDelayMs);
+  runtime.onClose(() => pruner.stop());
+  return pruner;
 }

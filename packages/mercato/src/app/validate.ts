@@ -13,6 +13,7 @@ import { checkExperimental, checkOnError, checkPages, checkShopify, checkWebhook
 import { checkFunctions, checkProviders } from './validate/providers.ts';
 import { at, checkKnownKeys, got, isPlainObject, Problems } from './validate/util.ts';
 import { checkRateLimits } from './validate/rate-limits.ts';
+import { checkRetention } from './validate/retention.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -39,6 +40,7 @@ export const CONFIG_KEYS = [
   'retryPolicy',
   'onError',
   'rateLimits',
+  'retention',
 ] as const;
 /** Options `defineApp` accepts. */
 export const BASE_KEYS = ['providers', 'pages'] as const;
@@ -70,6 +72,7 @@ export function collectConfigProblems(base: AppBase<any>, config: AppConfigInput
   if (config.retryPolicy !== undefined) checkRetryPolicy(problems, 'retryPolicy', config.retryPolicy);
   checkOnError(problems, config.onError);
   checkRateLimits(problems, config.rateLimits);
+  checkRetention(problems, config.retention);
   return problems.list;
 }
 

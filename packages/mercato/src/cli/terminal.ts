@@ -59,6 +59,7 @@ const MESSAGES: Record<RuntimeEventType, string> = {
   'webhook.received': 'webhook received',
   'cron.fired': 'cron fired',
   'mcp.call': 'mcp call',
+  'retention.pruned': 'retention pruned',
 };
 
 /**
