@@ -9,6 +9,9 @@ import type { ResolvedRetention } from '../../src/app/types.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { type RuntimeEvent, createRuntimeEvents } from '../../src/events.ts';
 import { createPruner, prunePass } from '../../src/retention/index.ts';
+import { defineApp } from '../../src/app/app.ts';
+import { startPruner } from '../../src/serve.ts';
+import { startTestRuntime } from '../helpers/runtime.ts';
 import { releasePruneLock, tryPruneLock } from '../../src/retention/store.ts';
 import { DAY, count, seedOthers, seedRun } from './seed.ts';
 
@@ -147,5 +150,22 @@ describeEngines('retention pruner', (get) => {
     expect(report.status).toBe('aborted');
     expect(report.tables[0]!.rows).toBe(6);
     expect(await count(db, 'runs')).toBe(24);
+  });
+
+  it('startPruner: a serving runtime prunes with its config and reports through its event feed', async () => {
+    const db = get().db;
+    await seedRun(db, 'completed', 3);
+    await seedRun(db, 'completed', 1);
+    await seedRun(db, 'running', 3);
+    const instance = defineApp().defineConfig({ flows: {}, retention: { runs: '2d', interval: '1h' } });
+    const t = await startTestRuntime(instance, db);
+    try {
+      const seen = new Promise<RuntimeEvent>((resolve) => t.runtime.events.on('retention.pruned', resolve));
+      startPruner(t.runtime, { firstDelayMs: 0 });
+      expect(await seen).toMatchObject({ type: 'retention.pruned', table: 'runs', rows: 1 });
+      expect(await count(db, 'runs')).toBe(2);
+    } finally {
+      await t.close();
+    }
   });
 });
