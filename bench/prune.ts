@@ -65,8 +65,19 @@ interface Figures {
   longestStatementMs: number;
   walBytes: number;
   dispatch: { baselineP50: number; baselineP99: number; duringP50: number; duringP99: number; during: number };
-  sizes: { before: number; after: number; afterVacuum: number; indexesBefore: number; indexesAfter: number };
+  sizes: {
+    before: number;
+    after: number;
+    afterVacuum: number;
+    indexesBefore: number;
+    indexesAfter: number;
+    indexesAfterVacuum: number;
+    heapBefore: Record<string, number>;
+    heapAfterVacuum: Record<string, number>;
+  };
   vacuumSeconds: number;
+  /** Autovacuum runs on runs/steps/logs between the start of the subject and the manual VACUUM. */
+  autovacuumsDuring: number;
 }
 
 async function seed(db: Database): Promise<void> {
@@ -113,14 +124,30 @@ async function seed(db: Database): Promise<void> {
   );
 }
 
-async function sizes(db: Database): Promise<{ total: number; indexes: number }> {
-  const [row] = await q<{ total: string; indexes: string }>(
+async function sizes(db: Database): Promise<{ total: number; indexes: number; heap: Record<string, number> }> {
+  const rows = await q<{ name: string; total: string; indexes: string; heap: string }>(
     db,
-    `select sum(pg_total_relation_size(c))::bigint::text as total, sum(pg_indexes_size(c))::bigint::text as indexes
+    `select c::text as name, pg_total_relation_size(c)::text as total, pg_indexes_size(c)::text as indexes,
+            pg_relation_size(c)::text as heap
      from unnest(array['runs','steps','logs']::regclass[]) as c`,
   );
-  return { total: Number(row!.total), indexes: Number(row!.indexes) };
+  return {
+    total: rows.reduce((sum, r) => sum + Number(r.total), 0),
+    indexes: rows.reduce((sum, r) => sum + Number(r.indexes), 0),
+    heap: Object.fromEntries(rows.map((r) => [r.name, Number(r.heap)])),
+  };
 }
+
+/** Autovacuum runs on the three tables so far (it may start during a batched pass, whose batches commit one by one). */
+const autovacuums = async (db: Database) =>
+  Number(
+    (
+      await q<{ n: string }>(
+        db,
+        `select sum(autovacuum_count)::text as n from pg_stat_user_tables where relname in ('runs','steps','logs')`,
+      )
+    )[0]!.n,
+  );
 
 const lsn = async (db: Database) => (await q<{ lsn: string }>(db, 'select pg_current_wal_lsn()::text as lsn'))[0]!.lsn;
 const walBetween = async (db: Database, a: string, b: string) =>
@@ -149,6 +176,7 @@ function dispatcher(runtime: Runtime): { stop(): Promise<number[]> } {
 async function measure(subject: Subject, db: Database, runtime: Runtime, tag: string): Promise<Figures> {
   await seed(db);
   const before = await sizes(db);
+  const av0 = await autovacuums(db);
   const base = dispatcher(runtime);
   await new Promise((r) => setTimeout(r, BASELINE_MS));
   const baseline = await base.stop();
@@ -213,6 +241,7 @@ async function measure(subject: Subject, db: Database, runtime: Runtime, tag: st
     throw new Error(`${tag}: wrong outcome: deleted ${deleted} of ${RUNS}; left ${JSON.stringify(check)}`);
   }
   const after = await sizes(db);
+  const autovacuumsDuring = (await autovacuums(db)) - av0;
   const v0 = performance.now();
   await db.exec('vacuum runs, steps, logs');
   const vacuumSeconds = (performance.now() - v0) / 1000;
@@ -237,13 +266,20 @@ async function measure(subject: Subject, db: Database, runtime: Runtime, tag: st
       afterVacuum: afterVacuum.total,
       indexesBefore: before.indexes,
       indexesAfter: after.indexes,
+      indexesAfterVacuum: afterVacuum.indexes,
+      heapBefore: before.heap,
+      heapAfterVacuum: afterVacuum.heap,
     },
     vacuumSeconds,
+    autovacuumsDuring,
   };
   progress(
     `${tag}: ${seconds.toFixed(1)} s, ${Math.round(figures.runsPerSecond).toLocaleString('en-US')} runs/s, ${batches} statement(s), ` +
       `longest ${longest.toFixed(0)} ms, WAL ${(walBytes / 2 ** 20).toFixed(0)} MiB, dispatch p99 ${figures.dispatch.baselineP99.toFixed(1)} → ` +
-      `${figures.dispatch.duringP99.toFixed(1)} ms`,
+      `${figures.dispatch.duringP99.toFixed(1)} ms; autovacuums ${autovacuumsDuring}; VACUUM ${vacuumSeconds.toFixed(1)} s, ` +
+      `heap MiB after it ${Object.entries(afterVacuum.heap)
+        .map(([t, b]) => `${t} ${(b / 2 ** 20).toFixed(0)}`)
+        .join(', ')}`,
   );
   return figures;
 }
