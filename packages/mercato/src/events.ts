@@ -145,6 +145,13 @@ export interface LeaseRecoveredEvent extends EventBase<'lease.recovered'> {
   status: 'pending' | 'failed';
 }
 
+/** A batch of old records was deleted by the retention pruner (docs/retention.md); one event per batch statement. */
+export interface RetentionPrunedEvent extends EventBase<'retention.pruned'> {
+  /** `runs`, `mcp_audits`, `webhook_deliveries` or `cron_ticks` (a run's steps and log lines go with it, not counted). */
+  table: string;
+  rows: number;
+}
+
 export type RuntimeEvent =
   | RunDispatchedEvent
   | RunStartedEvent
@@ -155,7 +162,8 @@ export type RuntimeEvent =
   | CronFiredEvent
   | McpCallEvent
   | StepFinishedEvent
-  | LeaseRecoveredEvent;
+  | LeaseRecoveredEvent
+  | RetentionPrunedEvent;
 
 export type RuntimeEventType = RuntimeEvent['type'];
 export type RuntimeEventOf<T extends RuntimeEventType> = Extract<RuntimeEvent, { type: T }>;
@@ -173,6 +181,7 @@ export const RUNTIME_EVENT_TYPES: readonly RuntimeEventType[] = [
   'mcp.call',
   'step.finished',
   'lease.recovered',
+  'retention.pruned',
 ];
 
 export interface RuntimeEvents {

@@ -33,6 +33,7 @@ import { queuedRunsByFlow } from './flows/store/queue.ts';
 import { type ReadinessChecks, databaseCheck, healthRouter } from './http/health.ts';
 import { notFoundHandler } from './http/errors.ts';
 import { migrationStatus } from './db/migrate.ts';
+import { type Pruner, createPruner } from './retention/index.ts';
 
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
@@ -268,4 +269,17 @@ export function startCronScheduler(runtime: Runtime, options: SchedulerOptions &
   scheduler.start();
   runtime.onClose(() => scheduler.stop());
   return scheduler;
+}
+
+/** Starts the retention pruner of a runtime (docs/retention.md): a pass every `retention.interval`; stopped by runtime.close(). */
+export function startPruner(runtime: Runtime, options: { firstDelayMs?: number } = {}): Pruner {
+  const pruner = createPruner({
+    db: runtime.db,
+    retention: runtime.config.retention,
+    events: runtime.events,
+    logger: runtime.logger.child({ component: 'retention' }),
+  });
+  pruner.start(options.firstDelayMs);
+  runtime.onClose(() => pruner.stop());
+  return pruner;
 }

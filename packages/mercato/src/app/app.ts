@@ -2,7 +2,8 @@
  * `defineApp(base)` → builder; `builder.defineConfig(config)` → the configured instance that
  * `service.config.ts` exports by default.
  */
-import { DEFAULT_PAGES, DEFAULT_RETRY_POLICY, DEFAULT_WORKER } from './defaults.ts';
+import { DEFAULT_PAGES, DEFAULT_RETENTION, DEFAULT_RETRY_POLICY, DEFAULT_WORKER } from './defaults.ts';
+import { parseDuration } from './duration.ts';
 import { defineFlow } from './define.ts';
 import type {
   AppBase,
@@ -16,6 +17,8 @@ import type {
   PageMode,
   ProvidersMap,
   ResolvedConfig,
+  ResolvedRetention,
+  RetentionConfig,
   Schema,
   TypedDispatchOptions,
 } from './types.ts';
@@ -88,6 +91,22 @@ export function resolveConfig<F extends FlowsMap, P extends ProvidersMap>(
     onError: config.onError,
     rateLimits: config.rateLimits,
     metrics: config.metrics,
+    retention: resolveRetention(config.retention),
+  };
+}
+
+/** The retention with defaults (validated before): periods in ms, `false` → null (kept forever). */
+export function resolveRetention(retention: RetentionConfig | undefined): ResolvedRetention {
+  const r = retention ?? {};
+  const period = (value: RetentionConfig['runs'], fallback: number | null) =>
+    value === undefined ? fallback : value === false ? null : parseDuration(value);
+  return {
+    runs: period(r.runs, DEFAULT_RETENTION.runs),
+    mcpAudit: period(r.mcpAudit, DEFAULT_RETENTION.mcpAudit),
+    webhookDeliveries: period(r.webhookDeliveries, DEFAULT_RETENTION.webhookDeliveries),
+    cronTicks: period(r.cronTicks, DEFAULT_RETENTION.cronTicks),
+    batchSize: r.batchSize ?? DEFAULT_RETENTION.batchSize,
+    intervalMs: r.interval === undefined ? DEFAULT_RETENTION.intervalMs : parseDuration(r.interval),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { PageKey, PageMode, RetryPolicy, WorkerConfig } from './types.ts';
+import type { PageKey, PageMode, ResolvedRetention, RetryPolicy, WorkerConfig } from './types.ts';
 
 export const DEFAULT_WORKER: Readonly<WorkerConfig> = Object.freeze({
   concurrency: 5,
@@ -22,4 +22,16 @@ export const DEFAULT_PAGES: Readonly<Record<PageKey, PageMode>> = Object.freeze(
   crons: 'visible',
   functions: 'visible',
   mcp: 'visible',
+});
+
+const DAY = 86_400_000;
+
+/** docs/retention.md: runs a month (Temporal's common namespace setting), MCP audit a quarter, dedupe and ticks a week. */
+export const DEFAULT_RETENTION: Readonly<ResolvedRetention> = Object.freeze({
+  runs: 30 * DAY,
+  mcpAudit: 90 * DAY,
+  webhookDeliveries: 7 * DAY,
+  cronTicks: 7 * DAY,
+  batchSize: 1000,
+  intervalMs: 3_600_000,
 });

@@ -459,6 +459,37 @@ export interface RateLimitsConfig {
   api?: { perShop?: RateLimit | false };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Retention (docs/retention.md)
+
+/** How long finished data is kept: a Duration (`30d`, `12h`, ms) or `false` to keep it forever. */
+export type RetentionPeriod = Duration | false;
+
+export interface RetentionConfig {
+  /** Finished runs (completed, failed, canceled) with their steps and log lines, by finish time. Default `30d`. */
+  runs?: RetentionPeriod;
+  /** MCP audit records, by call time. Default `90d`. */
+  mcpAudit?: RetentionPeriod;
+  /** Webhook dedupe records, by receipt time. At least `2d` (the platform's retries). Default `7d`. */
+  webhookDeliveries?: RetentionPeriod;
+  /** Cron tick records, by fire time. At least `1d` (the scheduler's exactly-once window). Default `7d`. */
+  cronTicks?: RetentionPeriod;
+  /** Rows deleted per statement; a positive integer of at most 100000. Default 1000. */
+  batchSize?: number;
+  /** Time between two automatic passes of `mercato start` (and `dev`). At least `1m`. Default `1h`. */
+  interval?: Duration;
+}
+
+/** The retention after defaults: periods in ms, `null` = kept forever. */
+export interface ResolvedRetention {
+  runs: number | null;
+  mcpAudit: number | null;
+  webhookDeliveries: number | null;
+  cronTicks: number | null;
+  batchSize: number;
+  intervalMs: number;
+}
+
 export type OnErrorHook = (
   error: unknown,
   context?: { runId: string; flowName: string; appHandle: string; shop: string | null; attempt: number; final: boolean },
@@ -488,6 +519,8 @@ export interface AppConfigInput<F extends FlowsMap = FlowsMap> {
   onError?: OnErrorHook;
   /** Optional rate limits on /mcp and /api; off by default (docs/security.md). */
   rateLimits?: RateLimitsConfig;
+  /** How long finished runs, MCP audit records, webhook and cron records are kept (docs/retention.md). */
+  retention?: RetentionConfig;
   /** Prometheus metrics (docs/observability.md): off unless a token is set here or in MERCATO_METRICS_TOKEN (which wins). */
   metrics?: MetricsConfig;
 }
@@ -516,6 +549,7 @@ export interface ResolvedConfig<F extends FlowsMap = FlowsMap, P extends Provide
   rateLimits?: RateLimitsConfig;
   /** As given (absent = no token in the config). */
   metrics?: MetricsConfig;
+  retention: ResolvedRetention;
 }
 
 export interface TypedDispatchOptions<F extends FlowsMap, K extends keyof F & string> {

@@ -13,6 +13,7 @@ import { checkExperimental, checkOnError, checkPages, checkShopify, checkWebhook
 import { checkFunctions, checkProviders } from './validate/providers.ts';
 import { at, checkKnownKeys, got, isPlainObject, Problems } from './validate/util.ts';
 import { checkMetrics, checkRateLimits } from './validate/rate-limits.ts';
+import { checkRetention } from './validate/retention.ts';
 
 export class ConfigError extends Error {
   readonly problems: string[];
@@ -40,6 +41,7 @@ export const CONFIG_KEYS = [
   'onError',
   'rateLimits',
   'metrics',
+  'retention',
 ] as const;
 /** Options `defineApp` accepts. */
 export const BASE_KEYS = ['providers', 'pages'] as const;
@@ -72,6 +74,7 @@ export function collectConfigProblems(base: AppBase<any>, config: AppConfigInput
   checkOnError(problems, config.onError);
   checkRateLimits(problems, config.rateLimits);
   checkMetrics(problems, config.metrics);
+  checkRetention(problems, config.retention);
   return problems.list;
 }
 

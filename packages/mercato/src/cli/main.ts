@@ -1,9 +1,11 @@
 /**
- * The `mercato` command line (commander): init, dev, start, worker, migrate, check. Every command has its own
+ * The `mercato` command line (commander): init, dev, start, worker, migrate, check, prune. Every command has its own
  * `--help` with an example; an unknown command or option is a usage error (exit 2) that suggests the nearest one.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../app/validate.ts';
+import { parseDuration } from '../app/duration.ts';
+import type { Duration } from '../app/types.ts';
 import { RouteLoadError } from '../routes/loader.ts';
 import { MERCATO_VERSION } from '../version.ts';
 import { CliError } from './load-config.ts';
@@ -30,6 +32,10 @@ export interface CliValues {
   watch?: boolean;
   force?: boolean;
   mercato?: string;
+  dryRun?: boolean;
+  olderThan?: number;
+  only?: string[];
+  json?: boolean;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -51,6 +57,32 @@ export function parsePort(raw: string): number {
 export function parsePositiveInt(raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new InvalidArgumentError(`must be a positive integer (got "${raw}")`);
   return Number(raw);
+}
+
+/** `--older-than`: a Duration (`90d`, `12h`, `30m`, ms) above zero. */
+export function parseRetentionDuration(raw: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration((/^\d+$/.test(raw) ? Number(raw) : raw) as Duration);
+  } catch {
+    throw new InvalidArgumentError(`must be a duration like 90d, 12h or 30m (got "${raw}")`);
+  }
+  if (ms <= 0) throw new InvalidArgumentError(`must be longer than zero (got "${raw}")`);
+  return ms;
+}
+
+export const PRUNE_KINDS = ['runs', 'mcpAudit', 'webhookDeliveries', 'cronTicks'] as const;
+
+/** `--only`: a comma-separated list of PRUNE_KINDS. */
+export function parseKinds(raw: string): string[] {
+  const kinds = raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  const unknown = kinds.filter((k) => !(PRUNE_KINDS as readonly string[]).includes(k));
+  if (kinds.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(`must list one or more of ${PRUNE_KINDS.join(', ')} (got "${raw}")`);
+  return [...new Set(kinds)];
 }
 
 const configOption = () => new Option('-c, --config <path>', 'the config file (default: ./service.config.ts, .mts, .js or .mjs)');
@@ -152,6 +184,26 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
     .addHelpText('after', '\nExample:\n  $ npx mercato check')
     .action(action('check'));
 
+  program
+    .command('prune')
+    .description('delete finished runs (with their steps and logs), MCP audit records, webhook and cron records past retention, now')
+    .addOption(configOption())
+    .option('--dry-run', 'print how many records would go and the cutoffs; delete nothing')
+    .addOption(
+      new Option('--older-than <duration>', 'one period for every table of this pass instead of the config (e.g. 90d, 12h)').argParser(
+        parseRetentionDuration,
+      ),
+    )
+    .addOption(
+      new Option('--only <kinds>', 'comma-separated: runs, mcpAudit, webhookDeliveries, cronTicks (default: all)').argParser(parseKinds),
+    )
+    .option('--json', 'print the report as one JSON object')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 done, 1 error, 2 usage, 3 another pass holds the lock. Docs: docs/retention.md.\nExamples:\n  $ DATABASE_URL=postgres://… npx mercato prune --dry-run\n  $ npx mercato prune --only runs --older-than 7d',
+    )
+    .action(action('prune'));
+
   // every subcommand reports its errors like the program does (suggestions, usage hint, exit 2)
   for (const command of program.commands) {
     command
@@ -205,6 +257,10 @@ async function runCommand(name: string, values: CliValues, args: string[], io: C
     case 'check': {
       const { runCheck } = await import('./check.ts');
       return runCheck(values, io);
+    }
+    case 'prune': {
+      const { runPrune } = await import('./prune.ts');
+      return runPrune(values, io);
     }
     default:
       throw new CliError(`unknown command "${name}"`, 2);

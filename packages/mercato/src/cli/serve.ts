@@ -10,7 +10,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import { Hono } from 'hono';
 import { createRuntime, type Runtime } from '../runtime.ts';
 import { PREVIEW_PREFIX } from '../dev/preview.ts';
-import { buildApp, metricsTokenOf, routesWiring, serve, serveOperations, startCronScheduler, startWorker } from '../serve.ts';
+import { buildApp, metricsTokenOf, routesWiring, serve, serveOperations, startCronScheduler, startPruner, startWorker } from '../serve.ts';
 import type { Worker } from '../worker/index.ts';
 import { RUNS_CHANNEL } from '../flows/store/index.ts';
 import type { CronScheduler } from '../crons/index.ts';
@@ -86,6 +86,7 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
     } else {
       const server = await serve(runtime, { port: runtime.env.port, hostname: runtime.env.bindAddress, preview: false });
       startCronScheduler(runtime);
+      startPruner(runtime);
       const base = `http://localhost:${server.port}`;
       io.out(
         [
@@ -252,6 +253,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
         devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
         const worker = await startWorker(runtime);
         const scheduler = startCronScheduler(runtime);
+        startPruner(runtime);
         return { loaded: next, runtime, app, worker, scheduler, detachTerminal };
       } catch (error) {
         await runtime.close();

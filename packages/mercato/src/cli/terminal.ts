@@ -60,6 +60,7 @@ const MESSAGES: Partial<Record<RuntimeEventType, string>> = {
   'webhook.received': 'webhook received',
   'cron.fired': 'cron fired',
   'mcp.call': 'mcp call',
+  'retention.pruned': 'retention pruned',
 };
 
 /**

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import { type Clock, databaseClock } from './clock.ts';
 import { type CronSpec, type Schedule, cronSpec, scheduleOf } from './schedule.ts';
 import type { ShopDirectory } from './shops.ts';
-import { type TickClaim, claimTick, claimedShops, disabledPairs, pairKey, pruneTicks } from './store.ts';
+import { type TickClaim, claimTick, claimedShops, disabledPairs, pairKey } from './store.ts';
 
 export interface SchedulerDeps {
   db: Database;
@@ -42,8 +42,6 @@ export interface SchedulerOptions {
   catchUpMs?: number;
   /** Longest sleep between two passes (bounds the drift of local timers against the database clock). Default 30 s. */
   maxSleepMs?: number;
-  /** Tick rows older than this are deleted (never less than twice the catch-up window). Default 7 days. */
-  retentionMs?: number;
   /** Claims processed in parallel within a pass. Default 4 on PostgreSQL, 1 on PGlite. */
   concurrency?: number;
 }
@@ -95,13 +93,11 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
   const id = options.id ?? `scheduler-${randomUUID().slice(0, 8)}`;
   const catchUpMs = options.catchUpMs ?? HOUR;
   const maxSleepMs = options.maxSleepMs ?? 30_000;
-  const retentionMs = Math.max(options.retentionMs ?? 7 * 24 * HOUR, 2 * catchUpMs);
   const concurrency = options.concurrency ?? (deps.db.kind === 'postgres' ? 4 : 1);
   const clock = deps.clock ?? databaseClock(deps.db);
   const log = deps.logger.child({ scheduler: id });
   const crons = deps.crons.map((entry) => ({ spec: cronSpec(entry), schedule: scheduleOf(cronSpec(entry)) }));
   let previous: number | undefined;
-  let lastPrune = -Infinity;
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let looping: Promise<void> = Promise.resolve();
@@ -276,12 +272,6 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker));
     if (summary.errors === 0) previous = now.getTime();
-    if (now.getTime() - lastPrune >= HOUR) {
-      lastPrune = now.getTime();
-      await pruneTicks(deps.db, new Date(now.getTime() - retentionMs)).catch((error: unknown) =>
-        log.warn({ err: error }, 'pruning old cron ticks failed'),
-      );
-    }
     return summary;
   }
 

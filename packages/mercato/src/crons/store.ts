@@ -85,12 +85,6 @@ export async function claimedShops(db: Query, appHandle: string, cronKey: string
   return new Set(rows.map((r) => fromRow(r.shop)));
 }
 
-/** Deletes tick rows whose fire time is before `cutoff`. Returns how many were deleted. */
-export async function pruneTicks(db: Query, cutoff: Date): Promise<number> {
-  const rows = await db.query(sql`delete from cron_ticks where fire_at < ${cutoff.toISOString()}::timestamptz returning 1 as gone`);
-  return rows.length;
-}
-
 export interface TickRecord {
   fireAt: string;
   status: TickStatus;

@@ -53,6 +53,10 @@ export const runs = pgTable(
     index('runs_active_flow_idx')
       .on(t.appHandle, t.shop, t.flowName)
       .where(sql`${t.status} in ('pending','running','sleeping')`),
+    // Retention (docs/retention.md): finished runs, oldest first.
+    index('runs_finished_idx')
+      .on(t.finishedAt)
+      .where(sql`${t.status} in ('completed','failed','canceled')`),
   ],
 );
 

@@ -61,6 +61,8 @@ export const mcpAudits = pgTable(
     check('mcp_audits_kind_check', sql`${t.kind} in ('tool','resource')`),
     check('mcp_audits_status_check', sql`${t.status} in ('ok','error','denied','timeout')`),
     index('mcp_audits_token_idx').on(t.tokenId, t.id.desc()),
+    // Retention (docs/retention.md): oldest first.
+    index('mcp_audits_created_idx').on(t.createdAt),
   ],
 );
 

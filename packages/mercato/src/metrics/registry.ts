@@ -304,6 +304,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
           mcpCalls.inc({ method, tool, outcome: e.status });
           mcpDuration.observe({ method }, seconds(e.durationMs));
         }),
+        events.on('retention.pruned', (e) => {
+          if (e.rows > 0) pruned.inc({ table: tableLabel(e.table) }, e.rows);
+        }),
       ];
       return () => {
         for (const fn of detach) fn();

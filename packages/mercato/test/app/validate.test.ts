@@ -81,7 +81,7 @@ describe('configuration validation: top level', () => {
       delete c.crons;
     },
     [
-      'cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics',
+      'cron: unknown option (did you mean "crons"?); allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics, retention',
     ],
   );
   rule(
@@ -90,7 +90,7 @@ describe('configuration validation: top level', () => {
       c.database = 'pg';
     },
     [
-      'database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics',
+      'database: unknown option; allowed: flows, shopify, functions, mcp, webhooks, crons, experimental, pages, worker, retryPolicy, onError, rateLimits, metrics, retention',
     ],
   );
   rule(

@@ -1,6 +1,7 @@
 /**
  * The cron scheduler on a real database, driven with tick(now) (no test waits for real minutes): shop modes, overrides,
- * conflicts, refused ticks, atomicity of claim + dispatch, the missed-tick policy, pruning and the start/stop loop.
+ * conflicts, refused ticks, atomicity of claim + dispatch, the missed-tick policy and the start/stop loop (tick
+ * rows are pruned by the retention pruner: test/retention).
  * The exactly-once proof with three schedulers is in exactly-once.test.ts.
  */
 import { sql } from 'drizzle-orm';
@@ -224,15 +225,6 @@ describeEngines('cron scheduler', (get) => {
     const strict = scheduler(crons, { catchUpMs: 0 });
     expect(await strict.tick(at('10:00:30'))).toMatchObject({ dispatched: 0, due: [] });
     expect(await strict.tick(at('10:01:00'))).toMatchObject({ dispatched: 1 });
-  });
-
-  it('prunes tick rows older than the retention period', async () => {
-    const crons: CronEntry[] = [{ schedule: '* * * * *', flow: 'sync' }];
-    await scheduler(crons).tick(new Date('2030-01-01T10:00:00Z'));
-    await scheduler(crons).tick(new Date('2030-01-05T10:00:00Z'));
-    expect((await ticksOf(get().db)).map((r) => r.fireAt)).toEqual(['2030-01-01T10:00:00.000Z', '2030-01-05T10:00:00.000Z']);
-    await scheduler(crons).tick(new Date('2030-01-09T10:00:00Z')); // retention 7 days: the Jan 1 row goes
-    expect((await ticksOf(get().db)).map((r) => r.fireAt)).toEqual(['2030-01-05T10:00:00.000Z', '2030-01-09T10:00:00.000Z']);
   });
 
   it('start() runs passes on the database clock until stop()', async () => {

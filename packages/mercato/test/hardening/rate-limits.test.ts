@@ -157,7 +157,10 @@ describeEngines('per MCP token on POST /mcp over HTTP', (get) => {
   beforeAll(async () => {
     // the option as an app sets it: defineConfig validates it, the real app (buildApp) hands it to the MCP endpoint
     const limited = defineApp().defineConfig({
-      ...(Object.fromEntries(Object.entries(instance.config).filter(([key]) => key !== 'providers')) as typeof instance.config),
+      ...(Object.fromEntries(Object.entries(instance.config).filter(([key]) => key !== 'providers' && key !== 'retention')) as Omit<
+        typeof instance.config,
+        'retention'
+      >),
       rateLimits: { mcp: { perToken: { requestsPerMinute: 20, burst: 2 } } },
     });
     t = await startTestRuntime(limited, get().db, { http: true, env: { PLATFORM_ORIGIN: 'http://127.0.0.1:9' } });

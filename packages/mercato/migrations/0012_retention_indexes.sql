@@ -1,0 +1,2 @@
+CREATE INDEX "runs_finished_idx" ON "runs" USING btree ("finished_at") WHERE "runs"."status" in ('completed','failed','canceled');--> statement-breakpoint
+CREATE INDEX "mcp_audits_created_idx" ON "mcp_audits" USING btree ("created_at");
