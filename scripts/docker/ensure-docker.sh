@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Makes sure a Docker daemon answers, for `npm run test:docker` and CI: installs docker.io and debootstrap with apt when
+# they are missing (root only), starts dockerd in the background when it is not running (log: /tmp/mercato-dockerd.log)
+# and waits for it. Exit 0 when `docker info` answers; otherwise exit 3 with the reason on standard error.
+set -uo pipefail
+
+say() { echo "ensure-docker: $*" >&2; }
+ready() { docker info >/dev/null 2>&1; }
+
+if ready && command -v debootstrap >/dev/null 2>&1; then exit 0; fi
+
+if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    say "docker or debootstrap is missing and cannot be installed here (needs root and apt-get)"
+    exit 3
+  fi
+  say "installing docker.io and debootstrap with apt-get"
+  if ! (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap) >/tmp/mercato-docker-install.log 2>&1; then
+    say "apt-get install docker.io debootstrap failed (see /tmp/mercato-docker-install.log)"
+    exit 3
+  fi
+fi
+
+if ready; then exit 0; fi
+if [ "$(id -u)" != 0 ]; then
+  say "the Docker daemon is not running and only root can start it here"
+  exit 3
+fi
+say "starting dockerd (log: /tmp/mercato-dockerd.log)"
+nohup dockerd >/tmp/mercato-dockerd.log 2>&1 &
+for _ in $(seq 1 60); do
+  if ready; then exit 0; fi
+  sleep 1
+done
+say "dockerd did not answer within 60 s; last lines of its log:"
+tail -20 /tmp/mercato-dockerd.log >&2
+exit 3
