@@ -26,7 +26,7 @@ export interface InitOptions {
 export const TEMPLATE_DIR = join(PACKAGE_ROOT, 'templates', 'app');
 
 /** Template files stored under another name because `npm pack` would drop (or rename) them. */
-const RENAMED: Record<string, string> = { gitignore: '.gitignore' };
+const RENAMED: Record<string, string> = { gitignore: '.gitignore', dockerignore: '.dockerignore' };
 
 /** Entries that do not make a directory "not empty". */
 const IGNORED_ENTRIES = new Set(['.git', '.DS_Store']);

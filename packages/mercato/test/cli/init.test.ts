@@ -26,7 +26,9 @@ const ROOT_PKG = JSON.parse(readFileSync(join(WORKSPACE, 'package.json'), 'utf8'
 const TSC = join(WORKSPACE, 'node_modules', 'typescript', 'bin', 'tsc');
 
 const EXPECTED_FILES = [
+  '.dockerignore',
   '.gitignore',
+  'Dockerfile',
   'README.md',
   'flows/sync-orders.ts',
   'package.json',
