@@ -62,6 +62,6 @@ EXPOSE 3000
 # healthy when /readyz answers JSON with `ok: true` (the database answers and its migrations are current; 503 and
 # `ok: false` otherwise); `node` instead of curl, which the slim image does not have. A worker serves no HTTP: give its container no health check (docker-compose.yml does so).
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>r.json()).then(b=>process.exit(b.ok===true?0:1),()=>process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.MERCATO_METRICS_PORT||process.env.PORT||3000)+'/readyz').then(r=>r.json()).then(b=>process.exit(b.ok===true?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["mercato"]
 CMD ["start"]

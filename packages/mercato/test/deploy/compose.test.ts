@@ -89,11 +89,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('lets the worker scale (`--scale worker=N`): no fixed port, no container name; no HTTP health check', () => {
+  it('lets the worker scale (`--scale worker=N`): no published port, no container name; its health on the operations port', () => {
     expect(services.worker!.ports).toBeUndefined();
     expect(services.worker!.container_name).toBeUndefined();
     expect(services.web!.container_name).toBeUndefined();
-    expect(services.worker!.healthcheck).toEqual({ disable: true });
+    // the image's HEALTHCHECK asks MERCATO_METRICS_PORT when it is set (the worker's /readyz, with its loop)
+    expect(services.worker!.healthcheck).toBeUndefined();
+    expect(services.worker!.environment?.MERCATO_METRICS_PORT).toBe('9464');
     expect(services.migrate!.healthcheck).toEqual({ disable: true });
     // web keeps the image's HEALTHCHECK (/readyz)
     expect(services.web!.healthcheck).toBeUndefined();
@@ -109,7 +111,7 @@ describe('docker-compose.yml', () => {
 
   it('gives an environment the runtime accepts for `start` and `worker`, pointing at the postgres service', () => {
     const env = services.web!.environment!;
-    expect(services.worker!.environment).toEqual(env);
+    expect(services.worker!.environment).toEqual({ ...env, MERCATO_METRICS_PORT: '9464' });
     expect(services.migrate!.environment).toEqual(env);
     expect(env.NODE_ENV).toBe('production');
     const url = new URL(env.DATABASE_URL!);
@@ -119,11 +121,19 @@ describe('docker-compose.yml', () => {
     expect(url.password).toBe(pg.POSTGRES_PASSWORD);
     expect(url.pathname).toBe(`/${pg.POSTGRES_DB}`);
     for (const mode of ['start', 'worker'] as const) {
-      const { env: runtimeEnv, platform } = resolveStartup(demo.config.shopify, env, { projectDir: ROOT, mode });
+      const { env: runtimeEnv, platform } = resolveStartup(
+        demo.config.shopify,
+        services[mode === 'start' ? 'web' : 'worker']!.environment!,
+        {
+          projectDir: ROOT,
+          mode,
+        },
+      );
       expect(runtimeEnv.production).toBe(true);
       expect(runtimeEnv.encryptionKey).toBe(KEY);
       expect(runtimeEnv.databaseUrl).toBe(env.DATABASE_URL);
       expect(runtimeEnv.platformOrigin).toBeUndefined();
+      expect(runtimeEnv.metricsPort).toBe(mode === 'worker' ? 9464 : undefined);
       expect(platform.apps.map((a) => a.handle)).toEqual(['default']);
     }
   });
@@ -136,7 +146,7 @@ describe('docker-compose.yml', () => {
 
   it('passes every variable it sets to a documented name', () => {
     const documented = read('docs/deploy.md');
-    for (const name of Object.keys(services.web!.environment!)) expect(documented, name).toContain(`\`${name}\``);
+    for (const name of Object.keys(services.worker!.environment!)) expect(documented, name).toContain(`\`${name}\``);
   });
 });
 

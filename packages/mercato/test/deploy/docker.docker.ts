@@ -102,6 +102,7 @@ describe.skipIf(unavailable !== null)('test:docker', () => {
   describe('the image of the demo app, on the host PostgreSQL', () => {
     let database: TestDatabase;
     let port: number;
+    let workerPort: number;
     let base: string;
     let env: Record<string, string>;
 
@@ -111,6 +112,7 @@ describe.skipIf(unavailable !== null)('test:docker', () => {
       process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
       database = await createTestDatabase('postgres', { migrate: false });
       port = await freePort();
+      workerPort = await freePort();
       base = `http://127.0.0.1:${port}`;
       env = {
         DATABASE_URL: database.url!,
@@ -126,7 +128,21 @@ describe.skipIf(unavailable !== null)('test:docker', () => {
       expect(migrated.stdout + migrated.stderr).toMatch(/migrat/i);
 
       docker(['run', '-d', '--init', '--name', WEB, '--network', 'host', ...envArgs(), IMAGE]);
-      docker(['run', '-d', '--init', '--name', WORKER, '--network', 'host', '--no-healthcheck', ...envArgs(), IMAGE, 'worker']);
+      // the worker's operations port: its /readyz (with the worker loop) is what the image's HEALTHCHECK asks
+      docker([
+        'run',
+        '-d',
+        '--init',
+        '--name',
+        WORKER,
+        '--network',
+        'host',
+        '-e',
+        `MERCATO_METRICS_PORT=${workerPort}`,
+        ...envArgs(),
+        IMAGE,
+        'worker',
+      ]);
     }, 600_000);
 
     afterAll(async () => {
@@ -172,7 +188,15 @@ describe.skipIf(unavailable !== null)('test:docker', () => {
         return s === 'healthy' || s === 'unhealthy' ? s : undefined;
       });
       expect(status, docker(['inspect', '-f', '{{json .State.Health.Log}}', WEB]).stdout).toBe('healthy');
-    }, 200_000);
+      const worker = await until('the worker container to be healthy', 180_000, async () => {
+        const s = docker(['inspect', '-f', '{{.State.Health.Status}}', WORKER]).stdout.trim();
+        return s === 'healthy' || s === 'unhealthy' ? s : undefined;
+      });
+      expect(worker, docker(['inspect', '-f', '{{json .State.Health.Log}}', WORKER]).stdout).toBe('healthy');
+      const ready = (await (await fetch(`http://127.0.0.1:${workerPort}${READY_PATH}`)).json()) as { ok?: unknown; checks?: unknown };
+      expect(ready.ok).toBe(true);
+      expect(JSON.stringify(ready.checks)).toContain('worker');
+    }, 400_000);
 
     it('runs as a non-root user with NODE_ENV=production', () => {
       expect(docker(['inspect', '-f', '{{.Config.User}}', IMAGE]).stdout.trim()).toBe('node');
@@ -309,6 +333,11 @@ describe.skipIf(unavailable !== null)('test:docker', () => {
         expect(workers).toHaveLength(2);
         for (const id of workers) {
           expect(docker(['inspect', '-f', '{{.State.Status}}', id]).stdout.trim()).toBe('running');
+          const s = await until('a worker container to be healthy', 180_000, async () => {
+            const h = docker(['inspect', '-f', '{{.State.Health.Status}}', id]).stdout.trim();
+            return h === 'healthy' || h === 'unhealthy' ? h : undefined;
+          });
+          expect(s).toBe('healthy');
           expect(docker(['logs', id]).stdout).toMatch(/mercato worker .*database PostgreSQL postgres:\/\/mercato.*@postgres:5432\/mercato/);
         }
       },
