@@ -14,6 +14,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { serveOperations, startCronScheduler, startWorker } from '../../src/serve.ts';
 import { FAST_WORKER, SHOP, TEST_API_SECRET, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import type { Worker } from '../../src/worker/index.ts';
+import { prunePass } from '../../src/retention/index.ts';
 import { json } from '../kit/index.ts';
 import { type Sample, parseExposition, sumOf, valueOf } from './exposition.ts';
 
@@ -297,5 +298,21 @@ describeEngines('Prometheus metrics', (get, kind) => {
     expect(res.status).toBe(503);
     expect(((await res.json()) as any).checks.worker).toMatchObject({ ok: false, running: false });
     await ops.close();
+  });
+
+  it('a retention pass counts the rows it deleted per table (mercato_retention_pruned_rows_total)', async () => {
+    const before = valueOf((await scrape(t.url!)).samples, 'mercato_retention_pruned_rows_total', { table: 'runs' }) ?? 0;
+    // the finished runs of this file look 40 days old; queued and running ones are never touched
+    const aged = await t.runtime.db.query<{ id: string }>(
+      sql`update runs set finished_at = now() - interval '40 days' where status in ('completed', 'failed', 'canceled') returning id`,
+    );
+    expect(aged.length).toBeGreaterThan(3);
+    const report = await prunePass(
+      { db: t.runtime.db, retention: { ...t.runtime.config.retention, batchSize: 2 }, events: t.runtime.events },
+      { tables: ['runs'] },
+    );
+    expect(report.tables[0]).toMatchObject({ table: 'runs', rows: aged.length });
+    const { samples } = await scrape(t.url!);
+    expect(valueOf(samples, 'mercato_retention_pruned_rows_total', { table: 'runs' })).toBe(before + aged.length);
   });
 });
