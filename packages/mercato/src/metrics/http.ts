@@ -3,9 +3,9 @@
  * pattern, `/api/runs/:id`, never the raw path), and `GET /metrics`, off (a JSON 404, like any unknown path) without a
  * token and answered 401 without the right bearer token (compared in constant time).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
+import { constantTimeEqual } from '../http/auth.ts';
 import type { Metrics } from './registry.ts';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -35,11 +35,9 @@ function routeOf(c: Context): string {
 export const METRICS_PATH = '/metrics';
 export const METRICS_UNAUTHORIZED = 'GET /metrics needs the bearer token of MERCATO_METRICS_TOKEN (or metrics.token of the config)';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 /** True when `given` equals `expected`, in time independent of where they differ (both are hashed first). */
 export function tokenMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
+  return constantTimeEqual(given, expected);
 }
 
 /**
