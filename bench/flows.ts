@@ -46,6 +46,8 @@ const WATCH_SAMPLES = num('BENCH_WATCH_SAMPLES', 20);
 const PGBENCH_SECONDS = num('BENCH_PGBENCH_SECONDS', 10);
 const DISPATCHERS = 8;
 const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/flows.json');
+/** Extra node flags of the Mercato worker processes, space-separated (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** Extra `worker` settings of the Mercato app (JSON), e.g. batching options of the engine; read by flows-app/service.config.ts. */
 const MERCATO_WORKER = process.env.BENCH_MERCATO_WORKER || '';
 
@@ -187,7 +189,7 @@ function workerEnv(database: string): NodeJS.ProcessEnv {
 const peerArgs = (script: string, mode: string) => ['--import', 'tsx', join(PEERS, script), mode];
 
 function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}, bin = BIN): Promise<ChildProcess> {
-  return spawnReady(process.execPath, [bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+  return spawnReady(process.execPath, [...WORKER_NODE_ARGS, bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
     cwd: ROOT,
     env: { ...workerEnv(DB.mercato), ...extraEnv },
     ready: /mercato worker .*concurrency/,

@@ -6,6 +6,7 @@ export const DEFAULT_WORKER: Readonly<WorkerConfig> = Object.freeze({
   pollMaxIntervalMs: 5000,
   pollBackoffCoefficient: 1.5,
   leaseDurationMs: 10000,
+  prefetch: 100,
 });
 
 /** Our design (the spec leaves it open); documented in docs/configuration.md. */

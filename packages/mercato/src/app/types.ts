@@ -39,6 +39,12 @@ export interface WorkerConfig {
   pollMaxIntervalMs: number;
   pollBackoffCoefficient: number;
   leaseDurationMs: number;
+  /**
+   * Most runs a worker claims ahead of its free slots when the queue has a backlog (0 turns claiming ahead off). The
+   * worker holds only about 100 ms of work ahead, from the durations of its recent runs, and hands back a run that waited
+   * 1 s (docs/flows.md, "Claiming ahead").
+   */
+  prefetch: number;
 }
 
 /** Anything with zod's `safeParse` (a zod schema in practice). */

@@ -2,10 +2,14 @@
  * Batched completions: the runs of one worker that complete in the same turn of the event loop (typically the runs of
  * one claim, whose last steps resolve together) are stored by one statement and one commit (`completeRuns`), each
  * fenced on its own lease. A completion waits for nothing but the end of the turn (setImmediate), so latency is kept.
+ * Under load, at most MAX_COMPLETIONS_IN_FLIGHT statements are in flight: the completions that come meanwhile wait for
+ * one to commit and go together, so a busy worker commits many runs per WAL flush instead of one statement per turn.
  */
 import type { Exec } from '../db/sql.ts';
 import { type Completion, completeRuns } from './store/leases.ts';
 
+/** Completion statements of one worker in flight at once; more completions queue for the next one. */
+export const MAX_COMPLETIONS_IN_FLIGHT = 2;
 /** At most this many completions share one statement. */
 export const MAX_COMPLETION_BATCH = 200;
 /**
@@ -33,11 +37,15 @@ export function completionBatcher(exec: Exec): (completion: Completion) => Promi
   type Waiting = { completion: Completion; resolve: (stored: boolean) => void; reject: (error: unknown) => void };
   const queue: Waiting[] = [];
   let scheduled = false;
+  let inFlight = 0;
 
   async function flush() {
     scheduled = false;
+    if (queue.length === 0) return;
+    if (inFlight >= MAX_COMPLETIONS_IN_FLIGHT) return; // the end of a statement in flight schedules the next
     const batch = queue.splice(0, nextBatchSize(queue.map((w) => w.completion)));
     if (queue.length > 0) schedule();
+    inFlight++;
     try {
       const stored = await completeRuns(
         exec,
@@ -46,6 +54,9 @@ export function completionBatcher(exec: Exec): (completion: Completion) => Promi
       for (const w of batch) w.resolve(stored.has(w.completion.runId));
     } catch (error) {
       for (const w of batch) w.reject(error);
+    } finally {
+      inFlight--;
+      if (queue.length > 0) schedule();
     }
   }
   function schedule() {

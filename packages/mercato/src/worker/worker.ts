@@ -2,6 +2,12 @@
  * The worker: claims due runs up to its free slots (FOR UPDATE SKIP LOCKED, database clock), executes them,
  * keeps their leases alive with heartbeats, reacts to cancels at once (LISTEN/NOTIFY), and stops gracefully.
  * Expired leases of dead workers are recovered on every poll, whether or not this worker has a free slot.
+ *
+ * Claiming ahead: with a backlog, one claim also takes up to `prefetch` runs beyond the free slots into a local queue, so
+ * a slot that frees starts the next run at once and one commit claims many runs. The queue holds about
+ * PREFETCH_WINDOW_MS of work (from the recent runs' durations; nothing until the first run finished); a queued run that
+ * waited PREFETCH_MAX_WAIT_MS is handed back for any worker. Queued runs get heartbeats, cancels and the graceful stop's
+ * hand-back like running ones.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -11,12 +17,29 @@ import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
-import { claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
+import {
+  type ClaimedRun,
+  claimRuns,
+  heartbeat,
+  msUntilNextDue,
+  recoverExpiredLeases,
+  releaseRuns,
+} from '../flows/store/leases.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
 
 /** A run whose worker died this many times is failed instead of being reclaimed again. */
 export const DEFAULT_MAX_LOST_LEASES = 3;
+/** The local queue holds about this much work (ms of flow code at full concurrency). */
+export const PREFETCH_WINDOW_MS = 100;
+/** A queued run not started after this long is handed back (its estimate was wrong, or runs got slower). */
+export const PREFETCH_MAX_WAIT_MS = 1000;
+
+interface Queued {
+  run: ClaimedRun;
+  token: string;
+  claimedAt: number;
+}
 
 export interface WorkerOptions {
   db: Database;
@@ -43,6 +66,8 @@ export function emptyPollDelayMs(
 
 export interface WorkerStats {
   claimed: number;
+  /** Runs claimed ahead and handed back unstarted (they waited PREFETCH_MAX_WAIT_MS). */
+  handedBack: number;
   completedExecutions: number;
   polls: number;
   emptyPolls: number;
@@ -52,8 +77,13 @@ export interface WorkerStats {
 export class Worker {
   readonly id: string;
   readonly concurrency: number;
-  readonly stats: WorkerStats = { claimed: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
+  readonly stats: WorkerStats = { claimed: 0, handedBack: 0, completedExecutions: 0, polls: 0, emptyPolls: 0, wakeups: 0 };
+  readonly prefetch: number;
   private readonly active = new Map<string, RunExecution>();
+  /** Runs claimed ahead, oldest first, waiting for a slot (claiming ahead, above). */
+  private readonly queue = new Map<string, Queued>();
+  /** Moving average of how long a run's flow code held its slot, in ms; null until a run finished. */
+  private bodyMsAverage: number | null = null;
   /** Executions whose flow code is still running: what the slots count (an outcome being written does not hold one). */
   private running = 0;
   private readonly exec: Exec;
@@ -71,6 +101,7 @@ export class Worker {
   constructor(private readonly options: WorkerOptions) {
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = options.concurrency ?? options.config.concurrency;
+    this.prefetch = options.config.prefetch ?? 0;
     this.exec = options.db.query;
     // the runs completing in the same turn share one statement and one commit
     this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? completionBatcher(this.exec) };
@@ -78,6 +109,21 @@ export class Worker {
 
   get activeCount(): number {
     return this.active.size;
+  }
+
+  /** Runs claimed ahead and waiting for a slot. */
+  get queuedCount(): number {
+    return this.queue.size;
+  }
+
+  /**
+   * How many runs to hold ahead of the slots now: about PREFETCH_WINDOW_MS of work at the moving average of the runs'
+   * durations, at most `prefetch`.
+   */
+  private prefetchTarget(): number {
+    if (this.prefetch <= 0 || this.bodyMsAverage === null) return 0;
+    const perWindow = Math.floor((this.concurrency * PREFETCH_WINDOW_MS) / Math.max(this.bodyMsAverage, 0.01));
+    return Math.min(this.prefetch, perWindow);
   }
 
   /** True from start() until stop() is called: the claim loop is running (readiness, docs/observability.md). */
@@ -99,7 +145,12 @@ export class Worker {
         { onRestored: () => this.signal() },
       ),
     );
-    this.unlisten.push(await db.listen(CANCEL_CHANNEL, (runId) => this.active.get(runId)?.interrupt('canceled')));
+    this.unlisten.push(
+      await db.listen(CANCEL_CHANNEL, (runId) => {
+        this.queue.delete(runId); // canceled while queued: the database already says so
+        this.active.get(runId)?.interrupt('canceled');
+      }),
+    );
     const hb = this.options.heartbeatIntervalMs ?? Math.min(this.options.config.leaseDurationMs / 3, 1000);
     this.heartbeatTimer = setInterval(() => void this.beat(), hb);
     this.heartbeatTimer.unref?.();
@@ -112,6 +163,9 @@ export class Worker {
     this.stopping = true;
     this.signal();
     await this.loopDone;
+    // runs claimed ahead are not started any more: handed back at once
+    const queued = new Map([...this.queue.values()].map((q) => [q.run.id, q.token]));
+    this.queue.clear();
     const before = this.active.size;
     const deadline = options.graceMs ?? this.options.config.leaseDurationMs;
     await Promise.race([Promise.all([...this.active.values()].map((r) => r.done)), sleep(deadline)]);
@@ -122,6 +176,7 @@ export class Worker {
       released = (await releaseRuns(this.exec, leftovers).catch(() => [])).length;
       this.options.logger.warn({ workerId: this.id, released }, 'worker stopped before some runs finished; they were handed back');
     }
+    if (queued.size > 0) released += (await releaseRuns(this.exec, queued).catch(() => [])).length;
     clearInterval(this.heartbeatTimer);
     for (const fn of this.unlisten) await fn().catch(() => {});
     this.unlisten = [];
@@ -141,15 +196,20 @@ export class Worker {
       let reason: 'empty' | 'busy' | 'error' = 'busy';
       try {
         this.pendingWake = false;
-        const free = this.concurrency - this.running;
-        if (free <= 0) {
+        const target = this.prefetchTarget();
+        const want = this.concurrency + target - this.running - this.queue.size;
+        // claim when a slot is free with nothing queued for it, or when the queue ran down to half its target
+        const claimNow = want > 0 && (this.running + this.queue.size < this.concurrency || this.queue.size <= target / 2);
+        if (!claimNow) {
           await this.recover();
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
-          const claimed = await claimRuns(this.exec, token, free, config.leaseDurationMs);
+          const claimed = await claimRuns(this.exec, token, want, config.leaseDurationMs);
           this.stats.polls++;
-          for (const run of claimed) this.launch(run, token);
+          const claimedAt = performance.now();
+          for (const run of claimed) this.queue.set(run.id, { run, token, claimedAt });
+          this.startQueued();
           // after the claim, so that a woken worker starts its run first
           await this.recover();
           if (claimed.length > 0) {
@@ -192,18 +252,49 @@ export class Worker {
     }
   }
 
-  private launch(run: Parameters<typeof executeRun>[1], token: string) {
+  /** Starts queued runs, oldest first, while a slot is free. */
+  private startQueued() {
+    for (const [id, q] of this.queue) {
+      if (this.running >= this.concurrency || this.stopping) return;
+      this.queue.delete(id);
+      this.launch(q.run, q.token);
+    }
+  }
+
+  private launch(run: ClaimedRun, token: string) {
     const execution = executeRun(this.engine, run, token);
     this.active.set(run.id, execution);
     this.running++;
+    const startedAt = performance.now();
     void execution.bodyDone.then(() => {
       this.running--;
-      this.signal(); // a slot is free
+      const ms = performance.now() - startedAt;
+      this.bodyMsAverage = this.bodyMsAverage === null ? ms : this.bodyMsAverage * 0.9 + ms * 0.1;
+      this.startQueued();
+      this.signal(); // a slot is free, or the queue ran down
     });
     void execution.done.finally(() => {
       if (this.active.get(run.id) === execution) this.active.delete(run.id);
       this.stats.completedExecutions++;
     });
+  }
+
+  /** Queued runs that waited PREFETCH_MAX_WAIT_MS go back to pending (same attempt) for any worker. */
+  private async handBackStale() {
+    const now = performance.now();
+    const stale = new Map<string, string>();
+    for (const q of this.queue.values()) if (now - q.claimedAt >= PREFETCH_MAX_WAIT_MS) stale.set(q.run.id, q.token);
+    if (stale.size === 0) return;
+    for (const id of stale.keys()) this.queue.delete(id);
+    // the runs are slower than the average said (or a slot is stuck): claim nothing ahead until fast runs bring it down
+    this.bodyMsAverage = Math.max(this.bodyMsAverage ?? 0, this.concurrency * PREFETCH_MAX_WAIT_MS);
+    try {
+      const released = await releaseRuns(this.exec, stale);
+      this.stats.handedBack += released.length;
+    } catch (error) {
+      // their leases run out and recovery hands them back instead
+      this.options.logger.warn({ err: error, workerId: this.id }, 'could not hand back runs claimed ahead');
+    }
   }
 
   /** Expired leases are recovered at most once per poll interval by each worker. */
@@ -226,18 +317,25 @@ export class Worker {
   }
 
   private async beat() {
-    if (this.active.size === 0) {
+    await this.handBackStale();
+    if (this.active.size === 0 && this.queue.size === 0) {
       this.lastHeartbeatOk = Date.now();
       return;
     }
     const leases = new Map([...this.active.values()].map((r) => [r.runId, { leaseToken: r.leaseToken, elapsedMs: r.elapsedMs() }]));
+    for (const q of this.queue.values()) leases.set(q.run.id, { leaseToken: q.token, elapsedMs: q.run.attemptElapsedMs ?? 0 });
     try {
       const owned = await heartbeat(this.exec, leases, this.options.config.leaseDurationMs);
       this.lastHeartbeatOk = Date.now();
-      for (const [id] of leases) if (!owned.has(id)) this.active.get(id)?.interrupt('canceled');
+      for (const [id] of leases) {
+        if (owned.has(id)) continue;
+        this.queue.delete(id);
+        this.active.get(id)?.interrupt('canceled');
+      }
     } catch (error) {
       this.options.logger.warn({ err: error, workerId: this.id }, 'heartbeat failed');
       if (Date.now() - this.lastHeartbeatOk > this.options.config.leaseDurationMs) {
+        this.queue.clear(); // their leases ran out: another worker may have them
         for (const r of this.active.values()) r.interrupt('lease-lost');
       }
     }

@@ -232,7 +232,7 @@ describe('configuration validation: worker and retry policy', () => {
       c.worker = 4;
     },
     [
-      'worker: must be an object with some of concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs (got 4)',
+      'worker: must be an object with some of concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs, prefetch (got 4)',
     ],
   );
   rule(
@@ -241,6 +241,20 @@ describe('configuration validation: worker and retry policy', () => {
       c.worker.concurrency = 0;
     },
     ['worker.concurrency: must be a positive integer (got 0)'],
+  );
+  rule(
+    'worker prefetch must be an integer from 0 to 1000',
+    (c) => {
+      c.worker.prefetch = 1.5;
+    },
+    ['worker.prefetch: must be an integer from 0 (off) to 1000 (got 1.5)'],
+  );
+  rule(
+    'worker prefetch above 1000 is refused',
+    (c) => {
+      c.worker.prefetch = 5000;
+    },
+    ['worker.prefetch: must be an integer from 0 (off) to 1000 (got 5000)'],
   );
   rule(
     'worker numbers must be positive finite numbers',

@@ -73,7 +73,17 @@ function checkTimerMs(problems: Problems, path: string, value: unknown, notPosit
     problems.add(path, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days; Node.js fires a longer timer after 1 ms) ${got(value)}`);
 }
 
-const WORKER_KEYS = ['concurrency', 'pollIntervalMs', 'pollMaxIntervalMs', 'pollBackoffCoefficient', 'leaseDurationMs'] as const;
+const WORKER_KEYS = [
+  'concurrency',
+  'pollIntervalMs',
+  'pollMaxIntervalMs',
+  'pollBackoffCoefficient',
+  'leaseDurationMs',
+  'prefetch',
+] as const;
+
+/** A worker may claim at most this many runs ahead of its slots (one claim statement carries them). */
+export const MAX_PREFETCH = 1000;
 
 export function checkWorker(problems: Problems, worker: unknown): void {
   if (worker === undefined) return;
@@ -87,6 +97,9 @@ export function checkWorker(problems: Problems, worker: unknown): void {
     if (value === undefined) continue;
     if (key === 'concurrency') {
       if (!isPositiveInteger(value)) problems.add(at('worker', key), `must be a positive integer ${got(value)}`);
+    } else if (key === 'prefetch') {
+      if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_PREFETCH)
+        problems.add(at('worker', key), `must be an integer from 0 (off) to ${MAX_PREFETCH} ${got(value)}`);
     } else if (key === 'pollBackoffCoefficient') {
       if (!isPositiveFinite(value)) problems.add(at('worker', key), `must be a positive finite number ${got(value)}`);
     } else checkTimerMs(problems, at('worker', key), value);
