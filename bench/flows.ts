@@ -38,7 +38,14 @@ const PEERS = join(ROOT, 'bench/peers');
 
 const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 const ROUNDS = num('BENCH_ROUNDS', 3);
-const RUNS = num('BENCH_RUNS', 3000);
+/**
+ * Runs per throughput configuration. 20,000 by default: with 3,000, the batched configurations (graphile-worker batched,
+ * Mercato claiming ahead) finish in 0.15–0.4 s, about as long as a fresh process's JIT warm-up, so their rates measured
+ * the start-up more than the steady state (docs/benchmarks.md).
+ */
+const RUNS = num('BENCH_RUNS', 20_000);
+/** pg-boss does ~200 jobs/s here: its figures are per run, so a smaller batch keeps the benchmark's time reasonable. */
+const PGBOSS_RUNS = num('BENCH_PGBOSS_RUNS', 3000);
 const CONCURRENCY = num('BENCH_CONCURRENCY', 10);
 const LATENCY_SAMPLES = num('BENCH_LATENCY_SAMPLES', 200);
 const OVERHEAD_RUNS = num('BENCH_OVERHEAD_RUNS', 20);
@@ -172,7 +179,7 @@ const urlOf = (database: string, user = 'postgres') => `postgres://${user}@127.0
 /** The environment without OTEL_* variables: tracing is off unless a configuration turns it on. */
 const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OTEL_')));
 
-function workerEnv(database: string): NodeJS.ProcessEnv {
+function workerEnv(database: string, runs = RUNS): NodeJS.ProcessEnv {
   return {
     ...baseEnv,
     DATABASE_URL: urlOf(database),
@@ -180,7 +187,7 @@ function workerEnv(database: string): NodeJS.ProcessEnv {
     PLATFORM_API_SECRET: 'bench-secret',
     LOG_LEVEL: 'warn',
     BENCH_CONCURRENCY: String(CONCURRENCY),
-    BENCH_RUNS: String(RUNS),
+    BENCH_RUNS: String(runs),
     BENCH_MERCATO_WORKER: MERCATO_WORKER,
   };
 }
@@ -232,6 +239,8 @@ async function truncateMercato(t: Target) {
 
 interface Subject {
   name: ConfigName;
+  /** Runs (jobs) of one measurement. */
+  runs: number;
   database: string;
   processes: number;
   /** Empties the tables and queues RUNS runs held back (outside every measurement window but the dispatch one). */
@@ -290,6 +299,7 @@ async function prepareMercato(t: Target): Promise<DispatchFigures> {
 
 const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv, bin?: string): Subject => ({
   name,
+  runs: RUNS,
   database: DB.mercato,
   processes,
   prepare: prepareMercato,
@@ -308,20 +318,29 @@ const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => No
   },
 });
 
-const peerPrepare = (script: string, database: string) => async () => {
-  await runToEnd(process.execPath, peerArgs(script, 'prepare'), { cwd: ROOT, env: workerEnv(database), label: `${script} prepare` });
-  return undefined;
-};
-const peerSpawn = (script: string, mode: string, database: string) => () =>
-  spawnReady(process.execPath, peerArgs(script, mode), {
-    cwd: ROOT,
-    env: workerEnv(database),
-    ready: /^ready$/m,
-    label: `${script} ${mode}`,
-  });
+const peerPrepare =
+  (script: string, database: string, runs = RUNS) =>
+  async () => {
+    await runToEnd(process.execPath, peerArgs(script, 'prepare'), {
+      cwd: ROOT,
+      env: workerEnv(database, runs),
+      label: `${script} prepare`,
+    });
+    return undefined;
+  };
+const peerSpawn =
+  (script: string, mode: string, database: string, runs = RUNS) =>
+  () =>
+    spawnReady(process.execPath, peerArgs(script, mode), {
+      cwd: ROOT,
+      env: workerEnv(database, runs),
+      ready: /^ready$/m,
+      label: `${script} ${mode}`,
+    });
 
 const plainSubject: Subject = {
   name: 'plain-pg',
+  runs: RUNS,
   database: DB.plain,
   processes: 1,
   prepare: peerPrepare('plain-pg.ts', DB.plain),
@@ -343,6 +362,7 @@ const plainSubject: Subject = {
 
 const graphileSubject = (name: ConfigName, database: string, mode: string): Subject => ({
   name,
+  runs: RUNS,
   database,
   processes: 1,
   prepare: peerPrepare('graphile.ts', database),
@@ -361,10 +381,11 @@ const graphileSubject = (name: ConfigName, database: string, mode: string): Subj
 
 const pgBossSubject: Subject = {
   name: 'pg-boss',
+  runs: PGBOSS_RUNS,
   database: DB.pgboss,
   processes: 1,
-  prepare: peerPrepare('pg-boss.ts', DB.pgboss),
-  spawn: peerSpawn('pg-boss.ts', 'work', DB.pgboss),
+  prepare: peerPrepare('pg-boss.ts', DB.pgboss, PGBOSS_RUNS),
+  spawn: peerSpawn('pg-boss.ts', 'work', DB.pgboss, PGBOSS_RUNS),
   release: (t) => t.query(`update pgboss.job set start_after = now() where name = '${PGBOSS.queue}'`).then(() => {}),
   progress: async (t) => {
     const [row] = await t.query<{ done: number; failed: number }>(
@@ -426,6 +447,7 @@ async function notifyFunctionCalls(t: Target): Promise<number> {
 
 async function measureThroughput(subject: Subject, tag: string): Promise<ThroughputFigures> {
   const db = subject.database;
+  const RUNS = subject.runs;
   const t = await monitor.target(db);
   progress(`${tag}: queueing ${RUNS} runs, held back`);
   const dispatch = await subject.prepare(t);
@@ -789,7 +811,7 @@ function printSummary(rounds: Round[], summary: ReturnType<typeof summarize>, pg
   const say = (line = '') => out.push(line);
   say();
   say(
-    `Results: ${rounds.length} round(s) of ${RUNS} runs, concurrency ${CONCURRENCY}; PostgreSQL ${pgVersion} (fsync on, synchronous_commit on), ` +
+    `Results: ${rounds.length} round(s) of ${RUNS} runs (pg-boss ${PGBOSS_RUNS}), concurrency ${CONCURRENCY}; PostgreSQL ${pgVersion} (fsync on, synchronous_commit on), ` +
       `${cpus().length} CPU(s) shared by PostgreSQL, the workers and the benchmark. min / median / max over the rounds.`,
   );
   for (const f of FIGURES) {
@@ -981,6 +1003,7 @@ async function main() {
       settings: {
         rounds: ROUNDS,
         runs: RUNS,
+        pgBossRuns: PGBOSS_RUNS,
         concurrency: CONCURRENCY,
         latencySamples: LATENCY_SAMPLES,
         overheadRuns: OVERHEAD_RUNS,
