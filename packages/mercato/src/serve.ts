@@ -204,7 +204,9 @@ export function metricsOf(runtime: Runtime): Metrics | undefined {
       pool: runtime.db.poolStats,
       worker: () => {
         const worker = workers.get(runtime);
-        return worker?.loopRunning ? { active: worker.activeCount, concurrency: worker.concurrency } : undefined;
+        return worker?.loopRunning
+          ? { active: worker.activeCount, queued: worker.queuedCount, concurrency: worker.concurrency }
+          : undefined;
       },
       logger: runtime.logger,
     });

@@ -23,7 +23,7 @@ export interface MetricsOptions {
   /** The connection pool now (PostgreSQL). */
   pool?: () => PoolStats;
   /** The worker of this process, when it runs one. */
-  worker?: () => { active: number; concurrency: number } | undefined;
+  worker?: () => { active: number; queued: number; concurrency: number } | undefined;
   /** How long a queue reading is reused (default 5 s): a scrape every second costs at most one query per 5 s. */
   queueCacheMs?: number;
   /** process_* and nodejs_* metrics (default true). */
@@ -252,6 +252,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
         this.reset();
         const w = worker();
         if (w) this.set(w.active);
+      },
+    });
+    new Gauge({
+      name: 'mercato_worker_queued_runs',
+      help: 'Runs this worker claimed ahead and has not started yet (worker.prefetch)',
+      registers,
+      collect() {
+        this.reset();
+        const w = worker();
+        if (w) this.set(w.queued);
       },
     });
     new Gauge({

@@ -211,6 +211,7 @@ describeEngines('Prometheus metrics', (get, kind) => {
     // the worker, the process
     expect(valueOf(samples, 'mercato_worker_concurrency')).toBe(FAST_WORKER.concurrency);
     expect(valueOf(samples, 'mercato_worker_active_runs')).toBeGreaterThanOrEqual(0);
+    expect(valueOf(samples, 'mercato_worker_queued_runs')).toBeGreaterThanOrEqual(0);
     expect(valueOf(samples, 'mercato_build_info', { version: t.runtime.version })).toBe(1);
     expect(valueOf(samples, 'process_resident_memory_bytes')).toBeGreaterThan(0);
     expect(valueOf(samples, 'nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
