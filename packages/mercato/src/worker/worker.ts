@@ -17,14 +17,7 @@ import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
-import {
-  type ClaimedRun,
-  claimRuns,
-  heartbeat,
-  msUntilNextDue,
-  recoverExpiredLeases,
-  releaseRuns,
-} from '../flows/store/leases.ts';
+import { type ClaimedRun, claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
 

@@ -76,9 +76,7 @@ describeEngines('worker: claiming ahead', (get) => {
     return ids;
   };
   const statusCounts = async () => {
-    const rows = await get().db.query<{ status: string; n: number }>(
-      sql`select status, count(*)::int as n from runs group by status`,
-    );
+    const rows = await get().db.query<{ status: string; n: number }>(sql`select status, count(*)::int as n from runs group by status`);
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   };
   /** Runs a few quick runs so the worker knows how long a run takes (it claims nothing ahead before that). */
