@@ -130,7 +130,11 @@ describe.skipIf(!hasChromium)('admin UI with the keyboard alone', { timeout: 60_
     expect(await dialog().getByLabel('Dry run').isChecked()).toBe(true);
     await tabTo(dialog().getByLabel('Channel *'));
     await page.keyboard.type('pos');
-    expect(await dialog().getByLabel('Channel *').evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent)).toBe('pos');
+    expect(
+      await dialog()
+        .getByLabel('Channel *')
+        .evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent),
+    ).toBe('pos');
     await tabTo(dialog().getByLabel('Email *'));
     await page.keyboard.type('ada@example.com');
     const run = dialog().getByRole('button', { name: 'Run', exact: true });
