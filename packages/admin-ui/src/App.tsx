@@ -2,8 +2,9 @@
 import { Banner, Frame, Navigation, Page, Text, Toast, TopBar } from '@shopify/polaris';
 import { HomeIcon, KeyIcon, ClockIcon, CodeIcon, ConnectIcon, AutomationIcon, ListBulletedIcon } from '@shopify/polaris-icons';
 import type { PageKey, PagesResponse } from 'mercato/api';
-import { type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
+import { type ReactNode, type RefObject, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { ErrorPage, LoadingPage } from './components/states.tsx';
+import { useFocusOnNavigation, useShellA11y } from './lib/a11y.ts';
 import { ShellContext, type ShellValue } from './lib/context.tsx';
 import { matchPath, useRouter } from './lib/router.tsx';
 import { type BootConfig, type TokenSource, forgetPreviewChoice } from './lib/session.ts';
@@ -90,6 +91,10 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
   const navItems = NAV.filter((item) => item.page === null || pages?.[item.page] === 'visible');
 
   useEffect(() => setMobileNav(false), [pathname]);
+  // The target of "Skip to content", and where focus goes after a client-side navigation.
+  const mainRef = useRef<HTMLDivElement>(null);
+  useShellA11y();
+  useFocusOnNavigation(mainRef, pathname);
 
   const navigation = (
     <Navigation location={pathname}>
@@ -145,7 +150,8 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
       navigation={embedded ? undefined : navigation}
       showMobileNavigation={mobileNav}
       onNavigationDismiss={() => setMobileNav(false)}
-      skipToContentTarget={undefined}
+      // Polaris types the target as an anchor; any focusable element with an id works (it calls focus()).
+      skipToContentTarget={mainRef as unknown as RefObject<HTMLAnchorElement>}
     >
       {embedded ? (
         <ui-nav-menu>
@@ -162,7 +168,9 @@ function Shell({ boot, source }: { boot: BootConfig; source: TokenSource }) {
           )}
         </ui-nav-menu>
       ) : null}
-      {shell ? <ShellContext.Provider value={shell}>{content}</ShellContext.Provider> : content}
+      <div id="main-content" className="main-content" ref={mainRef} tabIndex={-1}>
+        {shell ? <ShellContext.Provider value={shell}>{content}</ShellContext.Provider> : content}
+      </div>
       {toast ? (
         <Toast
           key={toast.id}

@@ -129,7 +129,7 @@ function Field({ schema: raw, draft, path, label, required, errors, onChange }: 
               </InlineStack>
             ))}
             <InlineStack>
-              <Button onClick={() => onChange([...list, toDraft(itemSchema, undefined)])} accessibilityLabel={`Add ${label} item`}>
+              <Button onClick={() => onChange([...list, toDraft(itemSchema, undefined)])} accessibilityLabel={`Add item to ${label}`}>
                 Add item
               </Button>
             </InlineStack>

@@ -297,7 +297,7 @@ function DefinitionCard({ def }: { def: FunctionDefinitionInfo }) {
                 >
                   Refresh
                 </Button>
-                <Button variant="primary" onClick={() => setEditing({})} accessibilityLabel={`Create ${title} instance`}>
+                <Button variant="primary" onClick={() => setEditing({})} accessibilityLabel={`Create instance of ${title}`}>
                   Create instance
                 </Button>
               </InlineStack>

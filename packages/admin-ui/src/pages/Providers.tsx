@@ -153,7 +153,7 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
                 onClick={() => void check()}
                 loading={busy === 'check'}
                 disabled={busy !== null}
-                accessibilityLabel={`Check ${provider.name} connection`}
+                accessibilityLabel={`Check connection to ${provider.name}`}
               >
                 Check connection
               </Button>

@@ -94,10 +94,14 @@ export function RunLogs({ runId, logCount, active }: { runId: string; logCount: 
             Logs
           </Text>
           <ButtonGroup>
-            <Button onClick={() => void exportAs('csv')} loading={exporting === 'csv'} accessibilityLabel="Export matching logs as CSV">
+            <Button onClick={() => void exportAs('csv')} loading={exporting === 'csv'} accessibilityLabel="Export CSV of the matching logs">
               Export CSV
             </Button>
-            <Button onClick={() => void exportAs('json')} loading={exporting === 'json'} accessibilityLabel="Export matching logs as JSON">
+            <Button
+              onClick={() => void exportAs('json')}
+              loading={exporting === 'json'}
+              accessibilityLabel="Export JSON of the matching logs"
+            >
               Export JSON
             </Button>
           </ButtonGroup>

@@ -106,7 +106,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await dialog.getByLabel('Dry run').check({ force: true });
     await dialog.getByLabel('Channel *').selectOption({ label: 'pos' });
     await dialog.getByLabel('Email *').fill('ada@example.com');
-    await dialog.getByRole('button', { name: 'Add Tags item' }).click();
+    await dialog.getByRole('button', { name: 'Add item to Tags' }).click();
     await dialog.getByLabel('Tags item 1 *').fill('vip');
     expect(await describedBy(page, 'Limit')).not.toContain('Must be at most 500');
     await page.getByText('The run was not started').waitFor({ state: 'detached' });
@@ -188,14 +188,14 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
 
     const [csv] = await Promise.all([
       page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Export matching logs as CSV' }).click(),
+      page.getByRole('button', { name: 'Export CSV of the matching logs' }).click(),
     ]);
     expect(csv.suggestedFilename()).toBe(`run-${firstRunId}-logs.csv`);
     const csvText = readFileSync((await csv.path())!, 'utf8');
     expect(csvText.trim().split('\n')).toHaveLength(4); // header + the 3 matching lines
     const [json] = await Promise.all([
       page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Export matching logs as JSON' }).click(),
+      page.getByRole('button', { name: 'Export JSON of the matching logs' }).click(),
     ]);
     const exported = JSON.parse(readFileSync((await json.path())!, 'utf8'));
     expect(JSON.stringify(exported)).toContain('order 1002 read');
@@ -266,7 +266,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     }
     await page.goto('/');
     await page.getByText('Runs in the last 24 hours').waitFor();
-    await expect.poll(() => page.getByLabel(/completed runs in the last 24 hours/).textContent()).toMatch(/^\d/);
+    await expect.poll(() => page.getByRole('link', { name: /Completed runs, last 24 hours/ }).textContent()).toMatch(/^\d/);
     await page.getByText('Next cron fires').waitFor();
     await screenshot(page, '01-home');
     expect(w.errors).toEqual([]);
@@ -345,15 +345,15 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await expect.poll(() => badge.textContent()).toContain('Configured');
     expect(await page.getByLabel('API key *').inputValue()).toBe('');
     expect(await page.getByLabel('API key *').getAttribute('placeholder')).toBe('saved');
-    await page.getByRole('button', { name: 'Check crm connection' }).click();
+    await page.getByRole('button', { name: 'Check connection to crm' }).click();
     await expect.poll(() => badge.textContent()).toContain('Error');
     // Save again with the password left empty: the stored one is kept (the check still fails), then replace it.
     await page.getByRole('button', { name: 'Save crm' }).click();
-    await page.getByRole('button', { name: 'Check crm connection' }).click();
+    await page.getByRole('button', { name: 'Check connection to crm' }).click();
     await expect.poll(() => badge.textContent()).toContain('Error');
     await page.getByLabel('API key *').fill('right-key');
     await page.getByRole('button', { name: 'Save crm' }).click();
-    await page.getByRole('button', { name: 'Check crm connection' }).click();
+    await page.getByRole('button', { name: 'Check connection to crm' }).click();
     await expect.poll(() => badge.textContent()).toContain('Connected');
     await screenshot(page, '11-providers');
     checkConsole([{ status: 400, path: '/api/providers/crm' }]);
@@ -448,7 +448,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     ).toBe(0);
 
     // Create a code discount. Checked before sending: the mode, the title, the configuration's required fields.
-    await discount.getByRole('button', { name: 'Create Volume discount instance' }).click();
+    await discount.getByRole('button', { name: 'Create instance of Volume discount' }).click();
     const dialog = page.getByRole('dialog');
     const before = w.requests.length;
     await dialog.getByRole('button', { name: 'Create instance' }).click();
@@ -485,7 +485,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     expect(await bulkRow.textContent()).toMatch(/Discount code: BULK10.*Percent off: 10/);
 
     // The platform's userError: the code is taken (case-insensitive) — shown next to the code field.
-    await discount.getByRole('button', { name: 'Create Volume discount instance' }).click();
+    await discount.getByRole('button', { name: 'Create instance of Volume discount' }).click();
     await dialog.getByLabel('Discount mode *').selectOption('code');
     await dialog.getByLabel('Title *').fill('Bulk again');
     await dialog.getByLabel('Discount code *').fill('bulk10');
@@ -519,7 +519,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     expect(await renamed.textContent()).toContain('Percent off: 15');
 
     // A cart transform cannot be updated on the platform: saving re-creates it, and the page names the id that stands.
-    await bundles.getByRole('button', { name: 'Create Bundles instance' }).click();
+    await bundles.getByRole('button', { name: 'Create instance of Bundles' }).click();
     await dialog.getByLabel('Bundle tag *').fill('bundle');
     await dialog.getByRole('button', { name: 'Create instance' }).click();
     await bundles.getByRole('row', { name: /Cart transform/ }).waitFor();
