@@ -49,6 +49,7 @@ const RUN_ROW = spec<Api.RunRow>({
   finishedAt: 'required',
   updatedAt: 'required',
   availableAt: 'required',
+  nextAttemptAt: 'required',
   errorSummary: 'required',
 });
 const RUN_DETAIL = spec<Api.RunDetail>({
@@ -65,6 +66,7 @@ const RUN_DETAIL = spec<Api.RunDetail>({
   finishedAt: 'required',
   updatedAt: 'required',
   availableAt: 'required',
+  nextAttemptAt: 'required',
   input: 'required',
   output: 'required',
   error: 'required',
@@ -304,7 +306,7 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     const home = await call('/api/home');
     expectShape<Api.HomeSummary>(
       home.body,
-      { since: 'required', counts: 'required', total: 'required', recentFailures: 'required' },
+      { since: 'required', counts: 'required', total: 'required', retrying: 'required', recentFailures: 'required' },
       'GET /api/home',
     );
     expectShape<Api.HomeSummary['counts']>(
