@@ -7,9 +7,12 @@ import { pageEnabled, useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative, shortId } from '../lib/format.ts';
 import { RouterLink } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
+import { useRunsWatch } from './useRunsWatch.ts';
 
 function RunsSection() {
   const res = useApi<HomeSummary>('/api/home');
+  // Live: the counts and failures follow the shop's runs without a reload (one long poll, no timer).
+  useRunsWatch(() => void res.refresh());
   if (res.error && !res.data)
     return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="run counts" />;
@@ -31,7 +34,7 @@ function RunsSection() {
               <RouterLink
                 key={status}
                 url={`/runs?status=${status}&from=${fromParam}`}
-                aria-label={`${counts[status] ?? 0} ${status} runs in the last 24 hours`}
+                aria-label={`${counts[status] ?? 0} ${status} runs in the last 24 hours${status === 'pending' && res.data!.retrying > 0 ? `, ${res.data!.retrying} of them retrying` : ''}`}
                 data-status={status}
               >
                 <Card background="bg-surface-secondary">
@@ -40,6 +43,11 @@ function RunsSection() {
                       {String(counts[status] ?? 0)}
                     </Text>
                     <RunStatusBadge status={status} />
+                    {status === 'pending' && res.data!.retrying > 0 ? (
+                      <Text as="span" tone="subdued" variant="bodySm">
+                        {`${res.data!.retrying} retrying`}
+                      </Text>
+                    ) : null}
                   </BlockStack>
                 </Card>
               </RouterLink>
