@@ -196,9 +196,7 @@ export function RunPage({ id }: { id: string }) {
                       {live ? 'This run is active: the page updates as it progresses.' : 'Connecting for live updates…'}
                     </Text>
                     {current ? (
-                      <Text as="p" data-testid="current-step">
-                        {`Running step “${current.name}” since ${formatMoment(current.startedAt)}`}
-                      </Text>
+                      <p data-testid="current-step">{`Running step “${current.name}” since ${formatMoment(current.startedAt)}`}</p>
                     ) : null}
                   </div>
                 </InlineStack>
