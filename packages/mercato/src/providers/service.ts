@@ -108,18 +108,18 @@ export function checkFailureMessage(error: unknown): string {
   const parts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
-    const text =
-      current instanceof Error
-        ? current.message || current.name
-        : typeof current === 'string'
-          ? current
-          : typeof current === 'object' && 'message' in current
-            ? String((current as { message: unknown }).message)
-            : String(current);
-    // an AggregateError (one error per address tried) carries its reasons in `errors`
-    const inner =
-      current instanceof AggregateError && !text ? current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))) : [];
-    for (const t of [text, ...inner]) if (t && !parts.some((p) => p.includes(t))) parts.push(t);
+    let texts: string[];
+    if (current instanceof AggregateError && !current.message) {
+      // one error per address tried (`localhost` is ::1 and 127.0.0.1), and no message of its own
+      texts = current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e)));
+    } else if (current instanceof Error) {
+      texts = [current.message || current.name];
+    } else if (typeof current === 'object' && 'message' in current) {
+      texts = [String((current as { message: unknown }).message)];
+    } else {
+      texts = [String(current)];
+    }
+    for (const text of texts) if (text && !parts.some((p) => p.includes(text))) parts.push(text);
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(': ');

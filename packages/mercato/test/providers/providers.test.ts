@@ -1,13 +1,13 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { defineProvider } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { createLogger } from '../../src/logger.ts';
-import { checkProvider } from '../../src/providers/service.ts';
+import { checkFailureMessage, checkProvider } from '../../src/providers/service.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { json } from '../kit/index.ts';
 
@@ -346,5 +346,27 @@ describeEngines('providers', (get) => {
       message: `Provider "crm" is not configured for shop ${OTHER_SHOP} (app default): save its settings in the admin (Providers page) or with PUT /api/providers/crm`,
     });
     expect(checkerCalls).toEqual([]); // never run implicitly
+  });
+});
+
+describe('checkFailureMessage', () => {
+  it('adds the causes that say more: fetch failures, dual-stack refusals, nested causes; never repeats itself', () => {
+    const refused = Object.assign(
+      new AggregateError([new Error('connect ECONNREFUSED ::1:9'), new Error('connect ECONNREFUSED 127.0.0.1:9')], ''),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
+    expect(checkFailureMessage(new TypeError('fetch failed', { cause: refused }))).toBe(
+      'fetch failed: connect ECONNREFUSED ::1:9: connect ECONNREFUSED 127.0.0.1:9',
+    );
+    expect(checkFailureMessage(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND crm.invalid') }))).toBe(
+      'fetch failed: getaddrinfo ENOTFOUND crm.invalid',
+    );
+    expect(checkFailureMessage(new Error('The CRM answered 401 Unauthorized'))).toBe('The CRM answered 401 Unauthorized');
+    expect(checkFailureMessage(new Error('upstream: timeout', { cause: new Error('timeout') }))).toBe('upstream: timeout');
+    expect(checkFailureMessage(Object.assign(new Error(''), { name: 'TimeoutError' }))).toBe('TimeoutError');
+    expect(checkFailureMessage('plain string')).toBe('plain string');
+    expect(checkFailureMessage({ message: 'an object' })).toBe('an object');
   });
 });
