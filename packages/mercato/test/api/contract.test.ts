@@ -303,6 +303,11 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
       'watch, unchanged',
     );
 
+    const runsWatch = await call('/api/runs/watch?timeout=0');
+    expectShape<Api.RunsWatchResponse>(runsWatch.body, { changed: 'required', version: 'required' }, 'GET /api/runs/watch');
+    const runsUnchanged = await call(`/api/runs/watch?timeout=0&since=${encodeURIComponent(runsWatch.body.version)}`);
+    expect(runsUnchanged.body).toEqual({ changed: false, version: runsWatch.body.version });
+
     const home = await call('/api/home');
     expectShape<Api.HomeSummary>(
       home.body,
