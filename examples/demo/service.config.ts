@@ -29,9 +29,11 @@ const crm = defineProvider({
       sandbox: { type: 'checkbox', label: 'Sandbox mode', required: false },
     },
   },
+  // A thrown error is the check's reason in the admin ("The CRM answered 401 Unauthorized"); `false` gives none.
   async checker({ config, signal }) {
     const res = await fetch(`${config.baseUrl}/ping`, { headers: { 'x-api-key': config.apiKey }, signal });
-    return res.ok;
+    if (!res.ok) throw new Error(`The CRM answered ${res.status} ${res.statusText}`.trim());
+    return true;
   },
   methods: {
     async findCustomer(config: { baseUrl: string; apiKey: string }, email: string) {

@@ -38,13 +38,14 @@ import { type Pruner, createPruner } from './retention/index.ts';
 /** The /api groups of every capability. Capabilities add theirs here as they arrive. */
 export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
   return [
+    // first: its GET /api/runs/watch must not be read as flowsApi's GET /api/runs/:id
+    ...watchApi({ watch: createRunWatch({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }) }),
     ...flowsApi({
       runs: createRunService({ db: runtime.db, registry: runtime.registry }),
       registry: runtime.registry,
       dispatch: runtime.dispatch,
       config: runtime.config,
     }),
-    ...watchApi({ watch: createRunWatch({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }) }),
     ...homeApi({ home: createHome({ db: runtime.db }) }),
     ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
     ...cronsApi({ db: runtime.db, crons: runtime.config.crons }),

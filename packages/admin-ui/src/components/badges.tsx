@@ -1,6 +1,7 @@
 /** Status badges for runs, providers, tokens and crons. */
 import { Badge } from '@shopify/polaris';
 import type { RunStatus } from 'mercato/api';
+import { formatDateTime } from '../lib/format.ts';
 
 type Tone = 'success' | 'critical' | 'warning' | 'attention' | 'info' | 'new' | undefined;
 
@@ -26,6 +27,26 @@ export function RunStatusBadge({ status }: { status: string }) {
     <Badge tone={RUN_TONE[status]} progress={active ? 'partiallyComplete' : status === 'completed' ? 'complete' : undefined}>
       {capitalize(status)}
     </Badge>
+  );
+}
+
+/** What a run shows: its status, or *Retrying* while it waits for its next attempt after a failed one. */
+export function runState(run: { status: string; nextAttemptAt?: string | null }): string {
+  return run.status === 'pending' && run.nextAttemptAt ? 'retrying' : run.status;
+}
+
+/**
+ * A run's badge, the same in every list and on its page: *Retrying* (with the next attempt's time as its title) for a
+ * pending run whose last attempt failed, else its status.
+ */
+export function RunStateBadge({ run }: { run: { status: string; nextAttemptAt?: string | null } }) {
+  if (runState(run) !== 'retrying') return <RunStatusBadge status={run.status} />;
+  return (
+    <span title={`Next attempt ${formatDateTime(run.nextAttemptAt)}`}>
+      <Badge tone="warning" progress="partiallyComplete">
+        Retrying
+      </Badge>
+    </span>
   );
 }
 

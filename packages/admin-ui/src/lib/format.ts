@@ -9,6 +9,16 @@ export function formatDateTime(iso: string | null | undefined): string {
   return Number.isNaN(d.getTime()) ? iso : dateTime.format(d);
 }
 
+const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+
+/** A moment of today as its time ("10:42:03"), any other as date and time. */
+export function formatMoment(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toDateString() === now.toDateString() ? timeOnly.format(d) : dateTime.format(d);
+}
+
 /** "in 5 minutes", "3 hours ago". */
 export function formatRelative(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return '—';

@@ -8,6 +8,8 @@ export interface Resource<T> {
   loading: boolean;
   /** Loads again; keeps the current data on screen while loading. */
   reload(): Promise<void>;
+  /** Loads again without the loading state (live updates: no spinner or loading bar each time something changes). */
+  refresh(): Promise<void>;
   setData(next: T): void;
 }
 
@@ -17,29 +19,34 @@ export function useApi<T>(path: string | null): Resource<T> {
   const [loading, setLoading] = useState<boolean>(path !== null);
   const seq = useRef(0);
 
-  const load = useCallback(async () => {
-    if (path === null) return;
-    const id = ++seq.current;
-    setLoading(true);
-    try {
-      const result = await api<T>(path);
-      if (id !== seq.current) return;
-      setData(result);
-      setError(undefined);
-    } catch (e) {
-      if (id !== seq.current) return;
-      setError(e as Error);
-    } finally {
-      if (id === seq.current) setLoading(false);
-    }
-  }, [path]);
+  const load = useCallback(
+    async (quiet = false) => {
+      if (path === null) return;
+      const id = ++seq.current;
+      if (!quiet) setLoading(true);
+      try {
+        const result = await api<T>(path);
+        if (id !== seq.current) return;
+        setData(result);
+        setError(undefined);
+      } catch (e) {
+        if (id !== seq.current) return;
+        setError(e as Error);
+      } finally {
+        if (id === seq.current) setLoading(false);
+      }
+    },
+    [path],
+  );
 
   useEffect(() => {
-    void load();
+    void load(false);
     return () => {
       seq.current++;
     };
   }, [load]);
 
-  return { data, error, loading, reload: load, setData };
+  const reload = useCallback(() => load(false), [load]);
+  const refresh = useCallback(() => load(true), [load]);
+  return { data, error, loading, reload, refresh, setData };
 }

@@ -7,9 +7,12 @@ import { pageEnabled, useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative, shortId } from '../lib/format.ts';
 import { RouterLink } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
+import { useRunsWatch } from './useRunsWatch.ts';
 
 function RunsSection() {
   const res = useApi<HomeSummary>('/api/home');
+  // Live: the counts and failures follow the shop's runs without a reload (one long poll, no timer).
+  useRunsWatch(() => void res.refresh());
   if (res.error && !res.data)
     return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="run counts" />;
@@ -30,16 +33,22 @@ function RunsSection() {
             {RUN_STATUSES.map((status) => (
               <RouterLink key={status} url={`/runs?status=${status}&from=${fromParam}`} data-status={status}>
                 {/* The link's name is its visible text ("3", the badge's "Completed") and a hidden end, so it reads
-                    "3 Completed runs, last 24 hours" and a voice user can say what they see. */}
+                    "3 Completed runs, last 24 hours" (then "2 retrying" for pending runs waiting to retry) and a voice
+                    user can say what they see. */}
                 <Card background="bg-surface-secondary">
                   <BlockStack gap="100">
                     <Text as="p" variant="headingXl">
                       {String(counts[status] ?? 0)}
                     </Text>
                     <RunStatusBadge status={status} />
+                    <span className="visually-hidden"> runs, last 24 hours</span>
+                    {status === 'pending' && res.data!.retrying > 0 ? (
+                      <Text as="span" tone="subdued" variant="bodySm">
+                        {`${res.data!.retrying} retrying`}
+                      </Text>
+                    ) : null}
                   </BlockStack>
                 </Card>
-                <span className="visually-hidden"> runs, last 24 hours</span>
               </RouterLink>
             ))}
           </div>

@@ -101,6 +101,25 @@ function CreateTokenModal({
   );
 }
 
+/**
+ * A token's permissions in a list row: how many, then their labels on at most two lines (the whole list in the title and
+ * on the token's page), so a token holding every permission does not widen the table.
+ */
+function PermissionSummary({ keys, capabilities }: { keys: string[]; capabilities: McpCapabilities }) {
+  if (keys.length === 0) return <Text as="span">None</Text>;
+  const labels = keys.map((key) => capabilities.permissions.find((p) => p.key === key)?.label ?? key);
+  return (
+    <div className="cell-wrap token-permissions" title={labels.join(', ')}>
+      <Text as="span">{`${keys.length} permission${keys.length === 1 ? '' : 's'}`}</Text>
+      <div className="clamp-2">
+        <Text as="span" tone="subdued" variant="bodySm">
+          {labels.join(', ')}
+        </Text>
+      </div>
+    </div>
+  );
+}
+
 export function McpPage() {
   const tokensRes = useApi<McpTokenListResponse>('/api/mcp/tokens');
   const capsRes = useApi<McpCapabilities>('/api/mcp/capabilities');
@@ -166,14 +185,18 @@ export function McpPage() {
               {tokens.map((token, index) => (
                 <IndexTable.Row id={token.id} key={token.id} position={index} onClick={() => navigate(`/mcp-tokens/${token.id}`)}>
                   <IndexTable.Cell>
-                    <Link url={`/mcp-tokens/${token.id}`} dataPrimaryLink removeUnderline>
-                      {token.name}
-                    </Link>
+                    <div className="cell-wrap token-name">
+                      <Link url={`/mcp-tokens/${token.id}`} dataPrimaryLink removeUnderline>
+                        {token.name}
+                      </Link>
+                    </div>
                   </IndexTable.Cell>
                   <IndexTable.Cell>
                     <TokenStatus token={token} />
                   </IndexTable.Cell>
-                  <IndexTable.Cell>{token.permissions.length === 0 ? 'None' : token.permissions.join(', ')}</IndexTable.Cell>
+                  <IndexTable.Cell>
+                    <PermissionSummary keys={token.permissions} capabilities={caps} />
+                  </IndexTable.Cell>
                   <IndexTable.Cell>
                     {token.expiresAt ? <span title={formatDateTime(token.expiresAt)}>{formatRelative(token.expiresAt)}</span> : 'Never'}
                   </IndexTable.Cell>

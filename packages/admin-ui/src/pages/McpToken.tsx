@@ -9,7 +9,7 @@ import type {
   SetMcpPermissionsRequest,
   SetMcpPermissionsResponse,
 } from 'mercato/api';
-import { useState } from 'react';
+import { Fragment, useState } from 'react';
 import { capitalize } from '../components/badges.tsx';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -19,6 +19,21 @@ import { useApi } from '../lib/useApi.ts';
 import { PermissionPicker, SecretModal, TokenStatus } from './mcpParts.tsx';
 
 type Confirm = 'revoke' | 'rotate' | null;
+
+/** `service.admin.graphql` with a line-break opportunity after each dot, so a narrow column wraps it between words. */
+function breakAfterDots(name: string) {
+  const parts = name.split('.');
+  return parts.map((part, i) => (
+    <Fragment key={i}>
+      {part}
+      {i < parts.length - 1 ? (
+        <>
+          .<wbr />
+        </>
+      ) : null}
+    </Fragment>
+  ));
+}
 
 export function McpTokenPage({ id }: { id: string }) {
   const res = useApi<McpTokenDetail>(`/api/mcp/tokens/${encodeURIComponent(id)}`);
@@ -151,23 +166,31 @@ export function McpTokenPage({ id }: { id: string }) {
                       <span title={formatDateTime(audit.createdAt)}>{formatRelative(audit.createdAt)}</span>
                     </IndexTable.Cell>
                     <IndexTable.Cell>
-                      <span className="mono">{audit.capability}</span>{' '}
-                      <Text as="span" tone="subdued">
-                        ({audit.kind})
-                      </Text>
+                      <div className="cell-wrap audit-capability">
+                        <span className="mono">{breakAfterDots(audit.capability)}</span>{' '}
+                        <Text as="span" tone="subdued">
+                          ({audit.kind})
+                        </Text>
+                      </div>
                     </IndexTable.Cell>
                     <IndexTable.Cell>
-                      <Badge tone={audit.status === 'ok' ? 'success' : 'critical'}>{capitalize(audit.status.replace(/_/g, ' '))}</Badge>
-                      {audit.error ? (
-                        <Text as="p" tone="critical" variant="bodySm">
-                          {audit.error}
-                        </Text>
-                      ) : null}
+                      <div className="cell-wrap audit-status">
+                        <Badge tone={audit.status === 'ok' ? 'success' : 'critical'}>{capitalize(audit.status.replace(/_/g, ' '))}</Badge>
+                        {audit.error ? (
+                          <Text as="p" tone="critical" variant="bodySm">
+                            {audit.error}
+                          </Text>
+                        ) : null}
+                      </div>
                     </IndexTable.Cell>
                     <IndexTable.Cell>{formatDuration(audit.durationMs)}</IndexTable.Cell>
-                    <IndexTable.Cell>{audit.targetShop ?? '—'}</IndexTable.Cell>
                     <IndexTable.Cell>
-                      <span className="mono">{audit.requestId ?? '—'}</span>
+                      <div className="cell-wrap audit-shop">{audit.targetShop ?? '—'}</div>
+                    </IndexTable.Cell>
+                    <IndexTable.Cell>
+                      <div className="cell-wrap audit-request-id">
+                        <span className="mono">{audit.requestId ?? '—'}</span>
+                      </div>
                     </IndexTable.Cell>
                   </IndexTable.Row>
                 ))}

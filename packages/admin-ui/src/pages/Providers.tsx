@@ -30,13 +30,36 @@ function initialValues(provider: Provider): Values {
   return values;
 }
 
+/** The form differs from what is saved (a typed password always counts: an empty one keeps the saved value). */
+function isDirty(provider: Provider, values: Values): boolean {
+  const saved = initialValues(provider);
+  return provider.fields.some((field) => values[field.name] !== saved[field.name]);
+}
+
+/** The outcome of the last check, shown in the card until the next check or save. */
+type CheckOutcome = { ok: true } | { ok: false; reason: string };
+
+/** Why the check could not pass, in the card: the server's message (the checker's error, a 409 for unsaved settings). */
+function checkFailure(error: unknown): string {
+  if (error instanceof ApiError && typeof error.body.error === 'string') return error.body.error;
+  return errorMessage(error);
+}
+
 function ProviderCard({ provider, onChange }: { provider: Provider; onChange(next: Provider): void }) {
   const { toast } = useShell();
   const [values, setValues] = useState<Values>(() => initialValues(provider));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
-  const [checkError, setCheckError] = useState<string | null>(null);
+  const [outcome, setOutcome] = useState<CheckOutcome | null>(null);
   const [busy, setBusy] = useState<'save' | 'check' | null>(null);
+  const dirty = isDirty(provider, values);
+  // The checker runs on the saved settings: nothing to check before they are saved, and unsaved edits would not be checked.
+  const checkBlocked = !provider.configured
+    ? 'Save the settings to check the connection.'
+    : dirty
+      ? 'Save your changes first: the check uses the saved settings.'
+      : null;
+  const hintId = `provider-${provider.name}-check-hint`;
 
   async function save() {
     setBusy('save');
@@ -47,6 +70,7 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
         json: { config: values } satisfies SaveProviderRequest,
       });
       setErrors({});
+      setOutcome(null);
       onChange(answer.provider);
       setValues(initialValues(answer.provider));
       toast(`${provider.name} saved`);
@@ -73,12 +97,14 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
 
   async function check() {
     setBusy('check');
-    setCheckError(null);
+    setOutcome(null);
     try {
       const answer = await api<ProviderCheckResponse>(`/api/providers/${encodeURIComponent(provider.name)}/check`, { method: 'POST' });
-      toast(answer.ok ? `${provider.name}: connection works` : `${provider.name}: the check failed`, { error: !answer.ok });
+      setOutcome(
+        answer.ok ? { ok: true } : { ok: false, reason: 'The checker reported that the connection does not work; it gave no reason.' },
+      );
     } catch (error) {
-      setCheckError(errorMessage(error));
+      setOutcome({ ok: false, reason: checkFailure(error) });
     } finally {
       setBusy(null);
       try {
@@ -131,11 +157,17 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
               <p>{formError}</p>
             </Banner>
           ) : null}
-          {checkError ? (
-            <Banner tone="critical" title="The check failed" onDismiss={() => setCheckError(null)}>
-              <p>{checkError}</p>
-            </Banner>
-          ) : null}
+          <div role="status" data-testid={`check-outcome-${provider.name}`}>
+            {outcome?.ok ? (
+              <Banner tone="success" title="Connection works" onDismiss={() => setOutcome(null)}>
+                <p>The check passed with the saved settings.</p>
+              </Banner>
+            ) : outcome ? (
+              <Banner tone="critical" title="The check failed" onDismiss={() => setOutcome(null)}>
+                <p>{outcome.reason}</p>
+              </Banner>
+            ) : null}
+          </div>
           <FormLayout>
             {provider.fields.map((field) => (
               <FieldInput
@@ -147,13 +179,19 @@ function ProviderCard({ provider, onChange }: { provider: Provider; onChange(nex
               />
             ))}
           </FormLayout>
-          <InlineStack gap="200" align="end">
+          <InlineStack gap="200" align="end" blockAlign="center">
+            {provider.hasChecker && checkBlocked ? (
+              <Text as="span" tone="subdued" variant="bodySm" id={hintId}>
+                {checkBlocked}
+              </Text>
+            ) : null}
             {provider.hasChecker ? (
               <Button
                 onClick={() => void check()}
                 loading={busy === 'check'}
-                disabled={busy !== null}
+                disabled={busy !== null || checkBlocked !== null}
                 accessibilityLabel={`Check connection to ${provider.name}`}
+                ariaDescribedBy={checkBlocked ? hintId : undefined}
               >
                 Check connection
               </Button>

@@ -2,12 +2,12 @@
 import { Badge, Banner, BlockStack, Box, Button, Card, InlineStack, Layout, Link, Modal, Page, Spinner, Text } from '@shopify/polaris';
 import type { CancelRunResponse, DeleteRunResponse, RetryMode, RetryRunResponse, RunDetail, StepRow } from 'mercato/api';
 import { useState } from 'react';
-import { ACTIVE_STATUSES, RunStatusBadge } from '../components/badges.tsx';
+import { ACTIVE_STATUSES, RunStateBadge, RunStatusBadge, runState } from '../components/badges.tsx';
 import { JsonBlock } from '../components/JsonBlock.tsx';
 import { ErrorBanner, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
-import { durationBetween, formatDateTime, formatDuration } from '../lib/format.ts';
+import { durationBetween, formatDateTime, formatDuration, formatMoment, formatRelative } from '../lib/format.ts';
 import { useRouter } from '../lib/router.tsx';
 import { RunLogs } from './RunLogs.tsx';
 import { useRunWatch } from './useRunWatch.ts';
@@ -23,20 +23,35 @@ function Detail({ label, children }: { label: string; children: React.ReactNode 
   );
 }
 
-function StepItem({ step }: { step: StepRow }) {
+/**
+ * A step's state: a `running` step is the one the run is in now while the run runs; once the run stopped running
+ * (canceled, lease lost, waiting to retry) that step was interrupted.
+ */
+function stepState(step: StepRow, run: RunDetail): string {
+  return step.status === 'running' && run.status !== 'running' ? 'interrupted' : step.status;
+}
+
+function StepItem({ step, run }: { step: StepRow; run: RunDetail }) {
   const [open, setOpen] = useState(false);
   const hasResult = step.result !== null && step.result !== undefined;
+  const state = stepState(step, run);
   return (
-    <li data-status={step.status}>
+    <li data-status={state} aria-current={state === 'running' ? 'step' : undefined}>
       <BlockStack gap="100">
         <InlineStack gap="200" blockAlign="center">
           <Text as="h3" variant="headingSm">
             {step.name}
           </Text>
-          <RunStatusBadge status={step.status} />
+          {state === 'interrupted' ? <Badge>Interrupted</Badge> : <RunStatusBadge status={step.status} />}
           <Text as="span" tone="subdued">
             attempt {step.attempt} · {formatDateTime(step.startedAt)} ·{' '}
-            {step.durationMs !== null ? formatDuration(step.durationMs) : step.status === 'sleeping' ? 'sleeping' : 'in progress'}
+            {step.durationMs !== null
+              ? formatDuration(step.durationMs)
+              : state === 'sleeping'
+                ? 'sleeping'
+                : state === 'running'
+                  ? 'running now'
+                  : 'did not finish'}
           </Text>
         </InlineStack>
         {step.error ? (
@@ -74,12 +89,12 @@ function Timeline({ run }: { run: RunDetail }) {
         </Text>
         {run.steps.length === 0 ? (
           <Text as="p" tone="subdued">
-            {active ? 'No step has finished yet.' : 'This run recorded no steps.'}
+            {active ? 'No step has been recorded yet.' : 'This run recorded no steps.'}
           </Text>
         ) : (
           <ol className="timeline" aria-label="Step timeline">
             {run.steps.map((step) => (
-              <StepItem key={step.name} step={step} />
+              <StepItem key={step.name} step={step} run={run} />
             ))}
           </ol>
         )}
@@ -114,6 +129,8 @@ export function RunPage({ id }: { id: string }) {
   }
 
   const active = ACTIVE_STATUSES.includes(run.status);
+  const retrying = runState(run) === 'retrying';
+  const current = run.status === 'running' ? run.steps.find((s) => s.status === 'running') : undefined;
 
   async function act<T>(label: string, path: string, method: string, done: (body: T) => void) {
     setBusy(label);
@@ -160,8 +177,8 @@ export function RunPage({ id }: { id: string }) {
       title={run.flowName}
       subtitle={`Run ${run.id}`}
       titleMetadata={
-        <span data-testid="run-status" data-status={run.status}>
-          <RunStatusBadge status={run.status} />
+        <span data-testid="run-status" data-status={run.status} data-state={runState(run)}>
+          <RunStateBadge run={run} />
         </span>
       }
       backAction={{ content: 'Runs', url: '/runs' }}
@@ -178,12 +195,22 @@ export function RunPage({ id }: { id: string }) {
                     <Text as="p" tone="subdued">
                       {live ? 'This run is active: the page updates as it progresses.' : 'Connecting for live updates…'}
                     </Text>
+                    {current ? (
+                      <p data-testid="current-step">{`Running step “${current.name}” since ${formatMoment(current.startedAt)}`}</p>
+                    ) : null}
                   </div>
                 </InlineStack>
               </Box>
             ) : null}
             {error ? <ErrorBanner error={error} title="Live updates are interrupted; retrying" /> : null}
-            {run.error ? (
+            {retrying ? (
+              <Banner tone="warning" title={`Attempt ${run.attempt} failed: retrying`}>
+                <p data-testid="next-attempt">
+                  {`Next attempt at ${formatMoment(run.nextAttemptAt)} (${formatRelative(run.nextAttemptAt)}).`}
+                </p>
+                {run.error ? <p>{`${run.error.name}: ${run.error.message}`}</p> : null}
+              </Banner>
+            ) : run.error ? (
               <Banner tone="critical" title={run.error.name}>
                 <p>{run.error.message}</p>
               </Banner>
@@ -201,8 +228,13 @@ export function RunPage({ id }: { id: string }) {
                 </Text>
                 <dl className="run-details">
                   <Detail label="Status">
-                    <RunStatusBadge status={run.status} />
+                    <RunStateBadge run={run} />
                   </Detail>
+                  {retrying ? (
+                    <Detail label="Next attempt">
+                      <span title={formatDateTime(run.nextAttemptAt)}>{formatDateTime(run.nextAttemptAt)}</span>
+                    </Detail>
+                  ) : null}
                   <Detail label="Flow">
                     <Link url={`/runs?flow=${encodeURIComponent(run.flowName)}`}>{run.flowName}</Link>
                   </Detail>

@@ -16,13 +16,14 @@ import {
 } from '@shopify/polaris';
 import type { BulkDeleteRequest, BulkDeleteResponse, RunListResponse } from 'mercato/api';
 import { useEffect, useState } from 'react';
-import { RUN_STATUSES, RunStatusBadge, capitalize } from '../components/badges.tsx';
+import { RUN_STATUSES, RunStateBadge, capitalize, runState } from '../components/badges.tsx';
 import { Empty, ErrorBanner, LoadingPage } from '../components/states.tsx';
 import { api, errorMessage, qs } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
-import { durationBetween, formatDateTime, formatDuration, formatRelative, shortId } from '../lib/format.ts';
+import { durationBetween, formatDateTime, formatDuration, formatMoment, formatRelative, shortId } from '../lib/format.ts';
 import { useRouter } from '../lib/router.tsx';
 import { useApi } from '../lib/useApi.ts';
+import { useRunsWatch } from './useRunsWatch.ts';
 
 export const PAGE_SIZE = 25;
 
@@ -71,6 +72,8 @@ export function RunsPage() {
   const res = useApi<RunListResponse>(path);
   const runs = res.data?.runs ?? [];
   const selection = useIndexResourceState(runs as unknown as { [key: string]: unknown }[]);
+  // Live: a run dispatched, moving or finishing anywhere (another tab, a cron, a webhook) reloads the page of runs.
+  useRunsWatch(() => void res.refresh());
 
   useEffect(() => selection.clearSelection(), [path]);
 
@@ -155,7 +158,14 @@ export function RunsPage() {
                 </IndexTable.Cell>
                 <IndexTable.Cell>{run.flowName}</IndexTable.Cell>
                 <IndexTable.Cell>
-                  <RunStatusBadge status={run.status} />
+                  <span className="run-state" data-run-id={run.id} data-state={runState(run)}>
+                    <RunStateBadge run={run} />
+                    {run.nextAttemptAt && runState(run) === 'retrying' ? (
+                      <Text as="span" tone="subdued" variant="bodySm">
+                        <span title={formatDateTime(run.nextAttemptAt)}>{` next attempt at ${formatMoment(run.nextAttemptAt)}`}</span>
+                      </Text>
+                    ) : null}
+                  </span>
                 </IndexTable.Cell>
                 <IndexTable.Cell>{run.trigger}</IndexTable.Cell>
                 <IndexTable.Cell>

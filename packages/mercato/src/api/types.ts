@@ -194,6 +194,11 @@ export interface RunRow {
   updatedAt: IsoTime;
   /** When a pending or sleeping run may next be claimed (retry backoff, sleep wake-up). */
   availableAt: IsoTime;
+  /**
+   * Set when the run waits to retry: an attempt failed and the run is pending again; the time its next attempt may
+   * start (its `availableAt`). null otherwise. The admin shows such a run as *Retrying*.
+   */
+  nextAttemptAt: IsoTime | null;
   /** `<error name>: <message>` of the last failure, at most 300 characters. */
   errorSummary: string | null;
 }
@@ -216,8 +221,11 @@ export interface RunError {
 /** A checkpointed step of a run (`RunDetail.steps`). */
 export interface StepRow {
   name: string;
-  /** `sleeping`: a `ctx.sleep` not yet over. */
-  status: 'completed' | 'failed' | 'sleeping';
+  /**
+   * `sleeping`: a `ctx.sleep` not yet over. `running`: the step was still executing half a second after it started
+   * (shorter steps appear once finished); a `running` step of a run that is no longer running was interrupted.
+   */
+  status: 'running' | 'completed' | 'failed' | 'sleeping';
   /** The absolute attempt that wrote it (glossary). */
   attempt: number;
   /** The stored JSON result. */
@@ -255,6 +263,16 @@ export interface WatchQuery {
  */
 export type WatchResponse = { changed: true; version: string; run: RunDetail; lastLogId: number } | { changed: false; version: string };
 
+/**
+ * GET /api/runs/watch (long poll on the tenant's runs, for Home and the runs lists; same query as the run watch): at once
+ * with `changed: true` when their version differs from `since`, else when a run is dispatched, changes status or finishes
+ * (`changed: true`), or when the timeout passes (`changed: false`). No runs in the answer: the page reloads what it shows.
+ */
+export interface RunsWatchResponse {
+  changed: boolean;
+  version: string;
+}
+
 /** A failed run of the Home page. */
 export interface RecentFailure {
   id: string;
@@ -271,6 +289,8 @@ export interface HomeSummary {
   /** Every status, 0 when none. */
   counts: Record<RunStatus, number>;
   total: number;
+  /** Of the pending runs counted, those waiting to retry after a failed attempt (`nextAttemptAt` set). */
+  retrying: number;
   recentFailures: RecentFailure[];
 }
 

@@ -24,7 +24,7 @@ import {
 } from './errors.ts';
 import { MAX_TIMER_MS, isTimerDelay, parseDuration } from './policy.ts';
 import { type ClaimedRun, parkSleeping } from './store/leases.ts';
-import { type StepWrite, completeSleep, completedStepResults, storeStepFailure, storeStepResult } from './store/steps.ts';
+import { type StepWrite, completeSleep, completedStepResults, markStepRunning, storeStepFailure, storeStepResult } from './store/steps.ts';
 
 /** A completed step's result may not exceed this many bytes of JSON. */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
@@ -105,6 +105,12 @@ export interface PendingCheckpoint {
 }
 
 const stepScope = new AsyncLocalStorage<string>();
+
+/**
+ * A step still running this long after it started is written as `running` (one write), so the admin shows the step a
+ * run is in; shorter steps write nothing more than their result.
+ */
+export const RUNNING_STEP_MARK_MS = 500;
 
 export async function createExecutionContext(
   deps: ContextDeps,
@@ -235,6 +241,19 @@ export async function createExecutionContext(
       let onRunAbort: (() => void) | undefined;
       let stepTimer: NodeJS.Timeout | undefined;
       const startedAt = new Date();
+      // A long step says so: chained on `storing`, so the step's own result or failure (stored after it) replaces it.
+      const markTimer = setTimeout(() => {
+        storing = storing.then(async () => {
+          if (signal.aborted) return;
+          await markStepRunning(exec, stepWrite(name, startedAt)).catch((error) =>
+            deps.logger.warn(
+              { err: error, runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle, step: name },
+              'could not mark a step as running',
+            ),
+          );
+        });
+      }, RUNNING_STEP_MARK_MS);
+      markTimer.unref?.();
       try {
         const timeout = options?.timeout;
         if (timeout !== undefined) {
@@ -269,6 +288,8 @@ export async function createExecutionContext(
         if (!signal.aborted && !(error instanceof DeterminismError)) {
           if (deps.events?.hears('step.finished')) stepFinished(name, 'failed', startedAt);
           state.failedStep = { name, error };
+          clearTimeout(markTimer);
+          await storing; // a running mark in flight lands before the failure that replaces it
           await flushLogs();
           await storeStepFailure(exec, stepWrite(name, startedAt), serializeError(error)).catch((storeError) => {
             deps.logger.warn(
@@ -279,6 +300,7 @@ export async function createExecutionContext(
         }
         throw error;
       } finally {
+        clearTimeout(markTimer);
         if (stepTimer) clearTimeout(stepTimer);
         if (onRunAbort) signal.removeEventListener('abort', onRunAbort);
       }

@@ -12,16 +12,18 @@ export interface HomeSummary {
   /** Every status, 0 when none. */
   counts: Record<RunStatus, number>;
   total: number;
+  /** Of the pending runs, those waiting to retry after a failed attempt. */
+  retrying: number;
   recentFailures: RecentFailure[];
 }
 
 export function createHome(deps: { db: Database }) {
   return {
     async summary(t: Tenant): Promise<HomeSummary> {
-      const { since, counts: rows, failures } = await homeFigures(deps.db.query, t, RECENT_FAILURES);
+      const { since, counts: rows, retrying, failures } = await homeFigures(deps.db.query, t, RECENT_FAILURES);
       const counts = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
       for (const row of rows) counts[row.status] = row.n;
-      return { since, counts, total: Object.values(counts).reduce((a, b) => a + b, 0), recentFailures: failures };
+      return { since, counts, total: Object.values(counts).reduce((a, b) => a + b, 0), retrying, recentFailures: failures };
     },
   };
 }

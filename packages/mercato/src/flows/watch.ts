@@ -14,7 +14,7 @@
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
-import { type RunRecord, watchMarks, watchedRun } from './store/runs.ts';
+import { type RunRecord, tenantWatchMarks, watchMarks, watchedRun } from './store/runs.ts';
 import { type StepRecord, listSteps } from './store/steps.ts';
 
 export { WATCH_DEFAULT_TIMEOUT_S, WATCH_MAX_TIMEOUT_S } from './schemas.ts';
@@ -36,24 +36,33 @@ interface Snapshot {
   lastLogId: number;
 }
 
+/** GET /api/runs/watch: whether the tenant's runs changed since `since`, and their version now. */
+export interface TenantWatchAnswer {
+  changed: boolean;
+  version: string;
+}
+
 export type WatchAnswer =
   { changed: true; version: string; run: RunRecord & { steps: StepRecord[] }; lastLogId: number } | { changed: false; version: string };
 
 /**
- * The watchers of one process, per run, and the one poller that serves them all. The poller runs only while a watcher
- * waits. A run's first mark after it is subscribed wakes its watchers once (they re-read and wait again when nothing
- * changed), so a change between a watcher's first read and the first poll is not missed. Its cleanup is registered with
- * the runtime at the first watch, so it runs before the HTTP server's close (closers run newest first): closing wakes
- * every waiting watcher, which answers at once instead of holding the server's shutdown for the rest of its timeout.
+ * The watchers of one process, per key (a run id, or a tenant's key for its runs lists), and the one poller that serves
+ * them all. The poller runs only while a watcher waits. A key's first mark after it is subscribed wakes its watchers once
+ * (they re-read and wait again when nothing changed), so a change between a watcher's first read and the first poll is
+ * not missed. Its cleanup is registered with the runtime at the first watch, so it runs before the HTTP server's close
+ * (closers run newest first): closing wakes every waiting watcher, which answers at once instead of holding the server's
+ * shutdown for the rest of its timeout.
  */
 function createHub(db: Database, pollMs: number, onClose?: (fn: () => Promise<void>) => void) {
   const subscribers = new Map<string, Set<() => void>>();
   const marks = new Map<string, string | undefined>();
+  /** The tenant of each tenant key (the other keys are run ids). */
+  const tenants = new Map<string, Tenant>();
   let timer: NodeJS.Timeout | undefined;
   let registered = false;
 
-  const wakeAll = (id: string) => {
-    for (const wake of subscribers.get(id) ?? []) wake();
+  const wakeAll = (key: string) => {
+    for (const wake of subscribers.get(key) ?? []) wake();
   };
   const schedule = () => {
     if (timer || hub.closed || subscribers.size === 0) return;
@@ -61,15 +70,22 @@ function createHub(db: Database, pollMs: number, onClose?: (fn: () => Promise<vo
     timer.unref?.();
   };
   async function poll() {
-    const ids = [...subscribers.keys()];
+    const keys = [...subscribers.keys()];
+    const runIds = keys.filter((k) => !tenants.has(k));
+    const tenantKeys = keys.filter((k) => tenants.has(k));
     try {
-      const now = await watchMarks(db.query, ids);
-      for (const id of ids) {
-        if (!subscribers.has(id)) continue;
-        const mark = now.get(id) ?? 'deleted';
-        if (marks.get(id) !== mark) {
-          marks.set(id, mark);
-          wakeAll(id);
+      const now = runIds.length > 0 ? await watchMarks(db.query, runIds) : new Map<string, string>();
+      const tenantMarks = await tenantWatchMarks(
+        db.query,
+        tenantKeys.map((k) => tenants.get(k)!),
+      );
+      tenantKeys.forEach((k, i) => now.set(k, tenantMarks[i]!));
+      for (const key of keys) {
+        if (!subscribers.has(key)) continue;
+        const mark = now.get(key) ?? 'deleted';
+        if (marks.get(key) !== mark) {
+          marks.set(key, mark);
+          wakeAll(key);
         }
       }
     } catch {
@@ -81,23 +97,26 @@ function createHub(db: Database, pollMs: number, onClose?: (fn: () => Promise<vo
 
   const hub = {
     closed: false,
-    subscribe(runId: string, fn: () => void): () => void {
+    /** `tenant` makes `key` a tenant key: its mark is that of the tenant's runs (tenantWatchMarks). */
+    subscribe(key: string, fn: () => void, tenant?: Tenant): () => void {
       if (!registered) {
         registered = true;
         onClose?.(() => hub.close());
       }
-      let set = subscribers.get(runId);
+      let set = subscribers.get(key);
       if (!set) {
-        subscribers.set(runId, (set = new Set()));
-        marks.set(runId, undefined);
+        subscribers.set(key, (set = new Set()));
+        marks.set(key, undefined);
+        if (tenant) tenants.set(key, tenant);
       }
       set.add(fn);
       schedule();
       return () => {
         set.delete(fn);
-        if (set.size === 0 && subscribers.get(runId) === set) {
-          subscribers.delete(runId);
-          marks.delete(runId);
+        if (set.size === 0 && subscribers.get(key) === set) {
+          subscribers.delete(key);
+          marks.delete(key);
+          tenants.delete(key);
         }
       };
     },
@@ -109,6 +128,63 @@ function createHub(db: Database, pollMs: number, onClose?: (fn: () => Promise<vo
     },
   };
   return hub;
+}
+
+type Hub = ReturnType<typeof createHub>;
+
+/**
+ * The long poll itself: `read()` at once; when its version differs from `since`, that is the answer; else wait until the
+ * hub wakes the key (then read again), the timeout passes, the request is aborted or the hub closes.
+ */
+async function follow<S extends { version: string }>(
+  hub: Hub,
+  key: string,
+  tenant: Tenant | undefined,
+  read: () => Promise<S>,
+  since: string | undefined,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<{ changed: boolean; state: S }> {
+  // Subscribe before the first read, so a change between the read and the wait is not missed.
+  let dirty = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = hub.subscribe(
+    key,
+    () => {
+      dirty = true;
+      wake?.();
+    },
+    tenant,
+  );
+  const onAbort = () => wake?.();
+  signal.addEventListener('abort', onAbort);
+  try {
+    let current = await read();
+    if (since !== current.version) return { changed: true, state: current };
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0 || signal.aborted || hub.closed) return { changed: false, state: current };
+      if (!dirty) {
+        // woken by the hub's poller when the key's mark moves, by the request's abort or the hub's close
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, remaining);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+      dirty = false;
+      if (signal.aborted || hub.closed) return { changed: false, state: current };
+      current = await read();
+      if (current.version !== since) return { changed: true, state: current };
+    }
+  } finally {
+    unsubscribe();
+    signal.removeEventListener('abort', onAbort);
+  }
 }
 
 async function snapshot(db: Database, t: Tenant, id: string): Promise<Snapshot | undefined> {
@@ -123,6 +199,9 @@ function answer(s: Snapshot, changed: boolean): WatchAnswer {
   return changed ? { changed, version: s.version, run: s.run, lastLogId: s.lastLogId } : { changed, version: s.version };
 }
 
+/** The hub key of a tenant's runs (never a UUID, so never a run's key). */
+const tenantKey = (t: Tenant) => `tenant:${JSON.stringify([t.appHandle, t.shop])}`;
+
 export function createRunWatch(deps: WatchDeps) {
   const hub = createHub(deps.db, deps.pollMs ?? WATCH_POLL_MS, deps.onClose);
   return {
@@ -132,45 +211,24 @@ export function createRunWatch(deps: WatchDeps) {
      */
     async watch(t: Tenant, id: string, since: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<WatchAnswer> {
       if (!isUuid(id)) throw new NotFoundError('Run not found');
-      // Subscribe before the first read, so a change between the read and the wait is not missed.
-      let dirty = false;
-      let wake: (() => void) | undefined;
-      const unsubscribe = hub.subscribe(id, () => {
-        dirty = true;
-        wake?.();
-      });
-      const onAbort = () => wake?.();
-      signal.addEventListener('abort', onAbort);
-      try {
-        let current = await snapshot(deps.db, t, id);
+      const read = async () => {
+        const current = await snapshot(deps.db, t, id);
         if (!current) throw new NotFoundError('Run not found');
-        if (since !== current.version) return answer(current, true);
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const remaining = deadline - Date.now();
-          if (remaining <= 0 || signal.aborted || hub.closed) return answer(current, false);
-          if (!dirty) {
-            // woken by the hub's poller when the run's mark moves, by the request's abort or the hub's close
-            await new Promise<void>((resolve) => {
-              const timer = setTimeout(resolve, remaining);
-              wake = () => {
-                clearTimeout(timer);
-                resolve();
-              };
-            });
-            wake = undefined;
-          }
-          dirty = false;
-          if (signal.aborted || hub.closed) return answer(current, false);
-          const next = await snapshot(deps.db, t, id);
-          if (!next) throw new NotFoundError('Run not found');
-          current = next;
-          if (current.version !== since) return answer(current, true);
-        }
-      } finally {
-        unsubscribe();
-        signal.removeEventListener('abort', onAbort);
-      }
+        return current;
+      };
+      const { changed, state } = await follow(hub, id, undefined, read, since, timeoutMs, signal);
+      return answer(state, changed);
+    },
+
+    /**
+     * The tenant's runs (GET /api/runs/watch): `{ changed: true, version }` once their mark differs from `since` — a run
+     * dispatched, changing status or finishing —, else `{ changed: false, version }` after `timeoutMs` (or the abort, or
+     * the hub's close). The answer carries no runs: the page reloads what it shows.
+     */
+    async watchTenant(t: Tenant, since: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<TenantWatchAnswer> {
+      const read = async () => ({ version: (await tenantWatchMarks(deps.db.query, [t]))[0]! });
+      const { changed, state } = await follow(hub, tenantKey(t), t, read, since, timeoutMs, signal);
+      return { changed, version: state.version };
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { FieldsMap, ProviderConnectors, ProviderDefinition, ProvidersMap } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
+import { ConflictError, InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
 import type { SecretColumn } from '../secrets/store.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { SecretError } from '../secrets/types.ts';
@@ -99,6 +99,32 @@ export class CheckFailedError extends UpstreamError {
   }
 }
 
+/**
+ * Why a checker failed, in words a merchant can act on: the error's message, followed by its causes' when they add
+ * something. `fetch` rejects with a bare "fetch failed" whose cause says what happened (`getaddrinfo ENOTFOUND crm.invalid`,
+ * `connect ECONNREFUSED 127.0.0.1:9`, a TLS error): that cause is what the page shows.
+ */
+export function checkFailureMessage(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    let texts: string[];
+    if (current instanceof AggregateError && !current.message) {
+      // one error per address tried (`localhost` is ::1 and 127.0.0.1), and no message of its own
+      texts = current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e)));
+    } else if (current instanceof Error) {
+      texts = [current.message || current.name];
+    } else if (typeof current === 'object' && 'message' in current) {
+      texts = [String((current as { message: unknown }).message)];
+    } else {
+      texts = [String(current)];
+    }
+    for (const text of texts) if (text && !parts.some((p) => p.includes(text))) parts.push(text);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ');
+}
+
 /** POST /api/providers/:name/check. */
 export async function checkProvider(
   deps: ProvidersDeps,
@@ -115,6 +141,18 @@ export async function checkProvider(
     if (error instanceof SecretError) throw new CheckFailedError(UNDECRYPTABLE_MESSAGE); // the checker is not run, nothing recorded
     throw error;
   }
+  if (!saved || !isConfigured(def.ui.fields, saved)) {
+    // Nothing to check yet: the checker would only fail on the missing values (`undefined/ping`). Not run, nothing recorded.
+    const missing = Object.entries(def.ui.fields as FieldsMap)
+      .filter(([field, spec]) => isRequired(spec) && !hasValue(saved?.[field]))
+      .map(([field]) => field);
+    throw new ConflictError(
+      saved
+        ? `Provider "${name}" is missing saved values (${missing.join(', ')}): save its settings, then check the connection`
+        : `Provider "${name}" has no saved settings for this shop: save them, then check the connection`,
+      { ok: false, reason: 'not-configured', ...(saved ? { missing } : {}) },
+    );
+  }
   const timeoutMs = deps.checkerTimeoutMs ?? CHECKER_TIMEOUT_MS;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new Error(`Checker timed out after ${timeoutMs} ms`)), timeoutMs);
@@ -129,7 +167,7 @@ export async function checkProvider(
     ok = result === true;
   } catch (error) {
     await recordCheck(deps.db, appHandle, shop, name, false);
-    const message = scrub(error instanceof Error ? error.message : String(error), secretValues(def.ui.fields, saved));
+    const message = scrub(checkFailureMessage(error), secretValues(def.ui.fields, saved));
     throw new CheckFailedError(message || 'Checker failed');
   } finally {
     clearTimeout(timer);

@@ -162,6 +162,26 @@ export async function launch(origin: string): Promise<Watched> {
   };
 }
 
+/** The long polls (a run's watch, the shop's runs watch): held open by the server on purpose, so never "idle". */
+const LONG_POLL = /\/api\/runs\/(?:[^/]+\/)?watch(?:\?|$)/;
+
+/**
+ * Resolves once no request but the long polls has been in flight or started for `quietMs` — what Playwright's
+ * `networkidle` means, for pages that keep a long poll open (Home, the runs lists, an active run).
+ */
+export async function waitForQuiet(w: Watched, quietMs = 500, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = Date.now();
+    const busy = w.requests.some(
+      (r) => !LONG_POLL.test(new URL(r.url).pathname + new URL(r.url).search) && (r.end === undefined || now - r.end < quietMs),
+    );
+    if (!busy) return;
+    if (now > deadline) throw new Error(`the page did not settle in ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export function resetArtifacts(): void {
   if (existsSync(ARTIFACTS)) rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });

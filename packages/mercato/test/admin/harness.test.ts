@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { unexpected } from './browser.ts';
+import { type SeenRequest, type Watched, unexpected, waitForQuiet } from './browser.ts';
 import { BUILD_INPUTS, adminUiBuildIsCurrent } from './build.ts';
 
 const failed = (status: number, url: string) =>
@@ -43,6 +43,29 @@ describe('unexpected console errors', () => {
     ];
     expect(unexpected(errors)).toEqual(errors);
     expect(unexpected([failed(404, 'not a url')], [{ status: 404, path: /./ }])).toHaveLength(1);
+  });
+});
+
+describe('waiting for a page to settle', () => {
+  const origin = 'http://localhost:4000';
+  const watched = (requests: SeenRequest[]) => ({ requests }) as unknown as Watched;
+  const request = (path: string, start: number, end?: number): SeenRequest => ({
+    method: 'GET',
+    url: `${origin}${path}`,
+    authorization: undefined,
+    start,
+    end,
+  });
+
+  it('ignores the long polls held open by the server, but not other requests in flight or just finished', async () => {
+    const now = Date.now();
+    const polls = [request('/api/runs/watch?since=1&timeout=25', now - 5000), request('/api/runs/abc/watch?since=2', now - 5000)];
+    await waitForQuiet(watched([...polls, request('/api/home', now - 4000, now - 2000)]), 500, 1000);
+    await expect(waitForQuiet(watched([...polls, request('/api/runs', now - 100)]), 500, 300)).rejects.toThrow(/did not settle/);
+    // a request that ended 100 ms ago is not quiet yet; 500 ms later it is
+    const started = Date.now();
+    await waitForQuiet(watched([...polls, request('/api/runs/watcher-list', now - 300, Date.now() - 100)]), 500, 2000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
   });
 });
 

@@ -23,6 +23,7 @@ import {
   screenshot,
   startDev,
   unexpected,
+  waitForQuiet,
 } from './browser.ts';
 import { SHOP } from '../kit/index.ts';
 
@@ -261,7 +262,8 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     for (const [path, title, shot] of pages) {
       await page.goto(path);
       await page.getByRole('heading', { name: title, level: 1 }).waitFor();
-      await page.waitForLoadState('networkidle');
+      // not `networkidle`: Home and the runs lists keep a long poll open (their live updates)
+      await waitForQuiet(w);
       await screenshot(page, shot);
     }
     await page.goto('/');

@@ -30,6 +30,17 @@ const instance = app.defineConfig({
         return 'done';
       },
     }),
+    retrying: app.defineFlow({
+      name: 'retrying',
+      input: z.object({}),
+      concurrency: null,
+      retryPolicy: { maxAttempts: 3, initialIntervalMs: 60_000, backoffCoefficient: 2, maxIntervalMs: 600_000 },
+      run: async (ctx) => {
+        await ctx.step('call upstream', () => {
+          throw new Error('upstream 503');
+        });
+      },
+    }),
     boom: app.defineFlow({
       name: 'boom',
       input: z.object({}),
@@ -68,16 +79,20 @@ describeEngines('run watch and home summary', (get) => {
     closeGate();
     const id = await dispatch('gated');
     await waitForRun(get().db, id, (r) => r.status === 'running');
-    // Wait for the first step to be stored so the version is stable while the gate is closed.
+    // Wait for the first step to be stored and the gated one to be marked running (it outlasts RUNNING_STEP_MARK_MS), so
+    // the version is stable while the gate is closed.
     for (let i = 0; i < 200; i++) {
       const { body } = await watch(id, '?timeout=0');
-      if (body.run.steps.some((s: any) => s.name === 'first' && s.status === 'completed')) break;
+      if (body.run.steps.some((s: any) => s.name === 'wait' && s.status === 'running')) break;
       await new Promise((r) => setTimeout(r, 20));
     }
     const first = await watch(id, '?timeout=0');
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ changed: true, run: { id, status: 'running', flowName: 'gated' } });
-    expect(first.body.run.steps.map((s: any) => s.name)).toEqual(['first']);
+    expect(first.body.run.steps.map((s: any) => [s.name, s.status, s.finishedAt, s.durationMs])).toEqual([
+      ['first', 'completed', expect.any(String), expect.any(Number)],
+      ['wait', 'running', null, null],
+    ]);
     const version = first.body.version as string;
 
     // Nothing changes: the answer comes after the timeout, unchanged, without the run.
@@ -104,7 +119,10 @@ describeEngines('run watch and home summary', (get) => {
       last = next.body;
     }
     expect(last.run.output).toBe('done');
-    expect(last.run.steps.map((s: any) => s.name)).toEqual(['first', 'wait']);
+    expect(last.run.steps.map((s: any) => [s.name, s.status])).toEqual([
+      ['first', 'completed'],
+      ['wait', 'completed'],
+    ]);
   });
 
   it('sees a change made by another connection within one poll, and the engine sends no NOTIFY per run change', async () => {
@@ -152,6 +170,72 @@ describeEngines('run watch and home summary', (get) => {
     expect((await watch(id, '?foo=1')).body.field).toBe('foo');
     const unauthenticated = await fetch(`${t.url}/api/runs/${id}/watch`);
     expect(unauthenticated.status).toBe(401);
+  });
+
+  it('GET /api/runs/watch follows the tenant runs: a dispatch, a status change and a finish each answer a waiting watch', async () => {
+    const tenantWatch = (query = '', shop = SHOP) => t.api(`/api/runs/watch${query}`, { shop }).then(json);
+    const first = await tenantWatch('?timeout=0');
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ changed: true, version: expect.any(String) });
+    // nothing happens: unchanged after the timeout
+    const idleStart = Date.now();
+    const idle = await tenantWatch(`?since=${encodeURIComponent(first.body.version)}&timeout=1`);
+    expect(idle.body).toEqual({ changed: false, version: first.body.version });
+    expect(Date.now() - idleStart).toBeGreaterThanOrEqual(900);
+
+    // another shop's run does not wake this shop's watch
+    closeGate();
+    const otherShop = tenantWatch(`?since=${encodeURIComponent(first.body.version)}&timeout=2`);
+    await new Promise((r) => setTimeout(r, 100));
+    const theirs = await dispatch('gated', OTHER_SHOP);
+    expect((await otherShop).body.changed).toBe(false);
+    await waitForRun(get().db, theirs, (r) => r.status === 'running');
+
+    // a dispatch wakes a waiting watch within a poll and a read
+    const waiting = tenantWatch(`?since=${encodeURIComponent(first.body.version)}&timeout=20`);
+    await new Promise((r) => setTimeout(r, 100));
+    const dispatchedAt = Date.now();
+    const id = await dispatch('gated');
+    const woke = await waiting;
+    expect(woke.body.changed).toBe(true);
+    expect(Date.now() - dispatchedAt).toBeLessThan(WATCH_POLL_MS + 1000);
+    await waitForRun(get().db, id, (r) => r.status === 'running');
+    await new Promise((r) => setTimeout(r, 50));
+
+    // finishing the run changes the version again
+    const { body: before } = await tenantWatch('?timeout=0');
+    const finishing = tenantWatch(`?since=${encodeURIComponent(before.version)}&timeout=20`);
+    await new Promise((r) => setTimeout(r, 100));
+    openGate();
+    const finished = await finishing;
+    expect(finished.body.changed).toBe(true);
+    expect(finished.body.version).not.toBe(before.version);
+    await waitForRun(get().db, id);
+
+    // validated like the run watch; 401 without a session
+    expect((await tenantWatch('?timeout=31')).body.field).toBe('timeout');
+    expect((await tenantWatch('?foo=1')).status).toBe(400);
+    expect((await fetch(`${t.url}/api/runs/watch`)).status).toBe(401);
+  });
+
+  it('a run waiting to retry has nextAttemptAt (its available time), in the list, the detail, the watch and the Home count', async () => {
+    const id = await dispatch('retrying');
+    const db = get().db;
+    await waitForRun(db, id, (r) => r.status === 'pending' && r.attempt === 1);
+    const [{ at }] = await db.query<{ at: string }>(sql`select to_json(available_at) #>> '{}' as at from runs where id = ${id}::uuid`);
+    const detail = await json(await t.api(`/api/runs/${id}`));
+    expect(detail.body).toMatchObject({ status: 'pending', nextAttemptAt: at, availableAt: at, error: { message: 'upstream 503' } });
+    expect(new Date(at).getTime() - Date.now()).toBeGreaterThan(50_000); // the 60-second backoff
+    const list = await json(await t.api('/api/runs'));
+    expect(list.body.runs.find((r: any) => r.id === id)).toMatchObject({ status: 'pending', nextAttemptAt: at });
+    expect((await watch(id, '?timeout=0')).body.run).toMatchObject({ nextAttemptAt: at });
+    const home = await json(await t.api('/api/home'));
+    expect(home.body).toMatchObject({ counts: { pending: 1 }, retrying: 1 });
+    // a run that failed for good is not retrying
+    const fresh = await dispatch('boom');
+    await waitForRun(db, fresh);
+    const failed = await json(await t.api(`/api/runs/${fresh}`));
+    expect(failed.body).toMatchObject({ status: 'failed', nextAttemptAt: null });
   });
 
   it('GET /api/home counts the last 24 hours by status and lists the latest failures, for this shop only', async () => {

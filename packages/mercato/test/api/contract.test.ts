@@ -49,6 +49,7 @@ const RUN_ROW = spec<Api.RunRow>({
   finishedAt: 'required',
   updatedAt: 'required',
   availableAt: 'required',
+  nextAttemptAt: 'required',
   errorSummary: 'required',
 });
 const RUN_DETAIL = spec<Api.RunDetail>({
@@ -65,6 +66,7 @@ const RUN_DETAIL = spec<Api.RunDetail>({
   finishedAt: 'required',
   updatedAt: 'required',
   availableAt: 'required',
+  nextAttemptAt: 'required',
   input: 'required',
   output: 'required',
   error: 'required',
@@ -301,10 +303,15 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
       'watch, unchanged',
     );
 
+    const runsWatch = await call('/api/runs/watch?timeout=0');
+    expectShape<Api.RunsWatchResponse>(runsWatch.body, { changed: 'required', version: 'required' }, 'GET /api/runs/watch');
+    const runsUnchanged = await call(`/api/runs/watch?timeout=0&since=${encodeURIComponent(runsWatch.body.version)}`);
+    expect(runsUnchanged.body).toEqual({ changed: false, version: runsWatch.body.version });
+
     const home = await call('/api/home');
     expectShape<Api.HomeSummary>(
       home.body,
-      { since: 'required', counts: 'required', total: 'required', recentFailures: 'required' },
+      { since: 'required', counts: 'required', total: 'required', retrying: 'required', recentFailures: 'required' },
       'GET /api/home',
     );
     expectShape<Api.HomeSummary['counts']>(

@@ -75,6 +75,7 @@ describeEngines('run lists', (get) => {
         'finishedAt',
         'flowName',
         'id',
+        'nextAttemptAt',
         'parentRunId',
         'shop',
         'startedAt',

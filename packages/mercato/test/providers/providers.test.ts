@@ -1,13 +1,13 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { defineProvider } from '../../src/app/define.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { createLogger } from '../../src/logger.ts';
-import { checkProvider } from '../../src/providers/service.ts';
+import { checkFailureMessage, checkProvider } from '../../src/providers/service.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
 import { json } from '../kit/index.ts';
 
@@ -251,15 +251,42 @@ describeEngines('providers', (get) => {
     const thrown = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
     expect(thrown.status).toBe(500);
     expect(thrown.body).toEqual({ ok: false, error: 'CRM refused key [redacted]' });
+    // a network failure says what happened (fetch's bare "fetch failed" and its cause), never the key
+    checkerMode = 'ok';
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    await save('crm', { ...valid(), baseUrl: `http://127.0.0.1:${port}` });
+    const refused = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
+    expect(refused.status).toBe(500);
+    expect(refused.body).toEqual({ ok: false, error: `fetch failed: connect ECONNREFUSED 127.0.0.1:${port}` });
   });
 
-  it('check without a saved config records nothing; a hanging checker is aborted at its time limit', async () => {
+  it('check without a saved config: 409, the checker is not run, nothing recorded; a hanging checker is aborted at its time limit', async () => {
     checkerMode = 'false';
+    checkerCalls.length = 0;
     const res = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
-    expect(res.body).toEqual({ ok: false, lastCheckedAt: null });
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({
+      ok: false,
+      reason: 'not-configured',
+      error: 'Provider "crm" has no saved settings for this shop: save them, then check the connection',
+    });
+    expect(checkerCalls).toEqual([]);
     const [{ n }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from provider_configs`);
     expect(n).toBe(0);
     await save('crm', valid());
+    // a saved config that misses a value the definition now requires (a field added since): 409 naming it
+    const fields = { ...instance.config.providers.crm.ui.fields, region2: { type: 'text' as const, label: 'Second region' } };
+    const grown = { crm: { ...instance.config.providers.crm, ui: { fields } } };
+    const base = { db: get().db, secrets: t.runtime.secrets };
+    await expect(checkProvider({ ...base, providers: grown as any }, 'default', SHOP, 'crm')).rejects.toMatchObject({
+      name: 'ConflictError',
+      details: { ok: false, reason: 'not-configured', missing: ['region2'] },
+      message: 'Provider "crm" is missing saved values (region2): save its settings, then check the connection',
+    });
+    expect(checkerCalls).toEqual([]);
     checkerMode = 'hang';
     const deps = { db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers, checkerTimeoutMs: 100 };
     const begin = Date.now();
@@ -319,5 +346,27 @@ describeEngines('providers', (get) => {
       message: `Provider "crm" is not configured for shop ${OTHER_SHOP} (app default): save its settings in the admin (Providers page) or with PUT /api/providers/crm`,
     });
     expect(checkerCalls).toEqual([]); // never run implicitly
+  });
+});
+
+describe('checkFailureMessage', () => {
+  it('adds the causes that say more: fetch failures, dual-stack refusals, nested causes; never repeats itself', () => {
+    const refused = Object.assign(
+      new AggregateError([new Error('connect ECONNREFUSED ::1:9'), new Error('connect ECONNREFUSED 127.0.0.1:9')], ''),
+      {
+        code: 'ECONNREFUSED',
+      },
+    );
+    expect(checkFailureMessage(new TypeError('fetch failed', { cause: refused }))).toBe(
+      'fetch failed: connect ECONNREFUSED ::1:9: connect ECONNREFUSED 127.0.0.1:9',
+    );
+    expect(checkFailureMessage(new TypeError('fetch failed', { cause: new Error('getaddrinfo ENOTFOUND crm.invalid') }))).toBe(
+      'fetch failed: getaddrinfo ENOTFOUND crm.invalid',
+    );
+    expect(checkFailureMessage(new Error('The CRM answered 401 Unauthorized'))).toBe('The CRM answered 401 Unauthorized');
+    expect(checkFailureMessage(new Error('upstream: timeout', { cause: new Error('timeout') }))).toBe('upstream: timeout');
+    expect(checkFailureMessage(Object.assign(new Error(''), { name: 'TimeoutError' }))).toBe('TimeoutError');
+    expect(checkFailureMessage('plain string')).toBe('plain string');
+    expect(checkFailureMessage({ message: 'an object' })).toBe('an object');
   });
 });

@@ -75,6 +75,11 @@ const ROUTES: Record<string, RouteEntry> = {
   'POST /api/runs/:id/retry': { path: (s) => `/api/runs/${s.runId}/retry`, expect: deny },
   'DELETE /api/runs/:id': { path: (s) => `/api/runs/${s.runId}`, expect: deny },
   'GET /api/runs/:id/watch': { path: (s) => `/api/runs/${s.runId}/watch?timeout=1`, expect: deny },
+  // the caller's own runs' version (no run, no id in the answer); A's runs never wake it (test/admin/watch.test.ts)
+  'GET /api/runs/watch': {
+    path: () => '/api/runs/watch?timeout=0',
+    expect: list({ check: (body) => expect(body).toEqual({ changed: true, version: expect.any(String) }) }),
+  },
   'GET /api/runs/:id/logs': { path: (s) => `/api/runs/${s.runId}/logs`, expect: deny },
   'GET /api/runs/:id/logs/export': { path: (s) => `/api/runs/${s.runId}/logs/export?format=ndjson`, expect: deny },
   'GET /api/home': {

@@ -34,6 +34,11 @@ interface RunFields {
   updatedAt: string;
   /** When a pending or sleeping run may next be claimed (retry backoff, sleep wake-up). */
   availableAt: string;
+  /**
+   * A run waiting to retry — an attempt failed and the run is pending again — and when its next attempt may start
+   * (`availableAt`); null otherwise. The admin shows such a run as *Retrying*.
+   */
+  nextAttemptAt: string | null;
 }
 
 /** A run as GET /api/runs/:id shows it (with its steps) and the watch sends it. */
@@ -72,6 +77,7 @@ export function runColumns(options: { detail?: boolean; summary?: boolean } = {}
       sql`${isoTs('finished_at')} as "finishedAt"`,
       sql`${isoTs('updated_at')} as "updatedAt"`,
       sql`${isoTs('available_at')} as "availableAt"`,
+      sql`case when status = 'pending' and error is not null then ${isoTs('available_at')} end as "nextAttemptAt"`,
       ...(options.summary ? [ERROR_SUMMARY] : []),
     ],
     sql`, `,
@@ -278,6 +284,26 @@ export async function watchMarks(exec: Exec, ids: readonly string[]): Promise<Ma
   return new Map(rows.map((r) => [r.id, r.mark]));
 }
 
+/**
+ * The change mark of each tenant's runs (what the Home page and the runs lists show), in `tenants` order: the count of
+ * its active runs and their latest update. A dispatched run joins the active runs, every status change of an active run
+ * moves its `updated_at`, and a run that finishes leaves them, so each of these moves the mark. One statement for every
+ * watched tenant; each part reads the partial index of active runs (runs_active_flow_idx), so a shop's history does not
+ * count. Deleting finished runs does not move it (the page that deletes reloads itself).
+ */
+export async function tenantWatchMarks(exec: Exec, tenants: readonly Tenant[]): Promise<string[]> {
+  if (tenants.length === 0) return [];
+  const parts = tenants.map(
+    (t, i) => sql`
+      select ${i}::int as i, concat_ws('|', count(*), ${isoTs('max(updated_at)')}) as mark
+      from runs where ${tenantWhere(t)} and status in ${ACTIVE}`,
+  );
+  const rows = await exec<{ i: number; mark: string }>(sql.join(parts, sql` union all `));
+  const marks: string[] = tenants.map(() => '');
+  for (const row of rows) marks[Number(row.i)] = row.mark;
+  return marks;
+}
+
 /** The run (detail) with what its watch version is made of: its step count, latest step time and newest log line id. */
 export async function watchedRun(
   exec: Exec,
@@ -309,13 +335,19 @@ export async function homeFigures(exec: Exec, t: Tenant, recentFailures: number)
   const tenant = tenantWhere(t);
   const [[{ since }], counts, failures] = await Promise.all([
     exec<{ since: string }>(sql`select ${isoTs("now() - interval '24 hours'")} as since`),
-    exec<{ status: RunStatus; n: number }>(sql`
-      select status, count(*)::int as n from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
+    exec<{ status: RunStatus; n: number; retrying: number }>(sql`
+      select status, count(*)::int as n, (count(*) filter (where status = 'pending' and error is not null))::int as retrying
+      from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
     exec<RecentFailure>(sql`
       select id, flow_name as "flowName", ${isoTs('created_at')} as "createdAt", ${isoTs('finished_at')} as "finishedAt", ${ERROR_SUMMARY}
       from runs where ${tenant} and status = 'failed' order by created_at desc, id desc limit ${recentFailures}`),
   ]);
-  return { since, counts: counts.map((c) => ({ status: c.status, n: Number(c.n) })), failures };
+  return {
+    since,
+    counts: counts.map((c) => ({ status: c.status, n: Number(c.n) })),
+    retrying: counts.reduce((sum, c) => sum + Number(c.retrying), 0),
+    failures,
+  };
 }
 
 // ----------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ import { type Exec, isoTs, prepared } from '../../db/sql.ts';
 
 export interface StepRecord {
   name: string;
-  status: 'completed' | 'failed' | 'sleeping';
+  /** `running`: a step still executing RUNNING_STEP_MARK_MS after it started (or interrupted while it ran). */
+  status: 'running' | 'completed' | 'failed' | 'sleeping';
   /** The absolute attempt that wrote it. */
   attempt: number;
   result: unknown;
@@ -77,6 +78,22 @@ export async function storeStepFailure(exec: Exec, w: StepWrite, error: unknown)
     where ${ownedBy(w.runId, w.leaseToken)}
     on conflict (run_id, name) do update set status = 'failed', attempt = excluded.attempt, result = null,
       error = excluded.error, started_at = excluded.started_at, finished_at = excluded.finished_at`);
+}
+
+/**
+ * A step that is still running: its row says so (`running`, no finish time), fenced on the lease like every step write,
+ * so the run's page can show what the run is doing now. Written once per step that outlasts RUNNING_STEP_MARK_MS (short
+ * steps cost no write); the step's result or failure then replaces it. A completed row is never turned back.
+ */
+export async function markStepRunning(exec: Exec, w: StepWrite): Promise<void> {
+  await exec(sql`
+    insert into steps (run_id, name, app_handle, shop, status, attempt, result, error, started_at, finished_at)
+    select ${w.runId}::uuid, ${w.name}, ${w.appHandle}, ${w.shop}, 'running', ${w.attempt}, null, null,
+           ${w.startedAt.toISOString()}::timestamptz, null
+    where ${ownedBy(w.runId, w.leaseToken)}
+    on conflict (run_id, name) do update set status = 'running', attempt = excluded.attempt, result = null, error = null,
+      started_at = excluded.started_at, finished_at = null
+    where steps.status <> 'completed'`);
 }
 
 /** A sleep step whose wake time has passed (the run was claimed again) becomes completed; false when not owned. */
