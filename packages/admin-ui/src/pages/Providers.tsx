@@ -39,7 +39,7 @@ function isDirty(provider: Provider, values: Values): boolean {
 /** The outcome of the last check, shown in the card until the next check or save. */
 type CheckOutcome = { ok: true } | { ok: false; reason: string };
 
-/** Why the check could not pass, in the card: the server's message (the checker's error, a 409 for unsaved settings). */
+/** Why the check could not pass, in the card: the server's message (the checker's error, which says when the settings are not saved). */
 function checkFailure(error: unknown): string {
   if (error instanceof ApiError && typeof error.body.error === 'string') return error.body.error;
   return errorMessage(error);

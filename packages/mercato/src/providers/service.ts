@@ -4,7 +4,7 @@
  */
 import type { FieldsMap, ProviderConnectors, ProviderDefinition, ProvidersMap } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
-import { ConflictError, InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
+import { InvalidInputError, NotFoundError, UpstreamError } from '../errors.ts';
 import type { SecretColumn } from '../secrets/store.ts';
 import type { Secrets } from '../secrets/types.ts';
 import { SecretError } from '../secrets/types.ts';
@@ -141,17 +141,16 @@ export async function checkProvider(
     if (error instanceof SecretError) throw new CheckFailedError(UNDECRYPTABLE_MESSAGE); // the checker is not run, nothing recorded
     throw error;
   }
-  if (!saved || !isConfigured(def.ui.fields, saved)) {
-    // Nothing to check yet: the checker would only fail on the missing values (`undefined/ping`). Not run, nothing recorded.
+  // The spec runs the checker whether or not settings are saved (the admin's button waits for a save). When a checker
+  // fails on settings that are not saved or not complete, its message says so: "Failed to parse URL from undefined/ping"
+  // alone does not tell the merchant what to do.
+  let unsavedHint = '';
+  if (!saved) unsavedHint = ` (provider "${name}" has no saved settings for this shop: save them, then check again)`;
+  else if (!isConfigured(def.ui.fields, saved)) {
     const missing = Object.entries(def.ui.fields as FieldsMap)
-      .filter(([field, spec]) => isRequired(spec) && !hasValue(saved?.[field]))
+      .filter(([field, spec]) => isRequired(spec) && !hasValue(saved[field]))
       .map(([field]) => field);
-    throw new ConflictError(
-      saved
-        ? `Provider "${name}" is missing saved values (${missing.join(', ')}): save its settings, then check the connection`
-        : `Provider "${name}" has no saved settings for this shop: save them, then check the connection`,
-      { ok: false, reason: 'not-configured', ...(saved ? { missing } : {}) },
-    );
+    unsavedHint = ` (provider "${name}" is missing saved values: ${missing.join(', ')}; save them, then check again)`;
   }
   const timeoutMs = deps.checkerTimeoutMs ?? CHECKER_TIMEOUT_MS;
   const controller = new AbortController();
@@ -168,7 +167,7 @@ export async function checkProvider(
   } catch (error) {
     await recordCheck(deps.db, appHandle, shop, name, false);
     const message = scrub(checkFailureMessage(error), secretValues(def.ui.fields, saved));
-    throw new CheckFailedError(message || 'Checker failed');
+    throw new CheckFailedError(`${message || 'Checker failed'}${unsavedHint}`);
   } finally {
     clearTimeout(timer);
   }

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
 import { type Violation, axeViolations, blocking } from './axe.ts';
 import { ensureAdminUiBuilt } from './build.ts';
-import { CHROMIUM, type DevServer, type Watched, launch, startDev, unexpected } from './browser.ts';
+import { CHROMIUM, type DevServer, type Watched, launch, startDev, unexpected, waitForQuiet } from './browser.ts';
 import { type Seeded, openAdmin, seed } from './seed.ts';
 
 const PROJECT = fileURLToPath(new URL('../fixtures/admin-ui-app/', import.meta.url));
@@ -50,7 +50,8 @@ describe.skipIf(!hasChromium)('admin UI accessibility (axe-core in Chromium)', {
 
   /** Runs axe on the page as it is now; records every violation; fails on a serious or critical one. */
   async function check(name: string) {
-    await page.waitForLoadState('networkidle');
+    // not `networkidle`: Home and the runs lists keep a long poll open (their live updates)
+    await waitForQuiet(w);
     // Polaris' modal fades in: wait until such animations have ended, so colours are measured as the user sees them
     // (spinners turn for ever: they are left out).
     await page.waitForFunction(() =>

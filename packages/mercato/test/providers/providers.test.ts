@@ -263,30 +263,32 @@ describeEngines('providers', (get) => {
     expect(refused.body).toEqual({ ok: false, error: `fetch failed: connect ECONNREFUSED 127.0.0.1:${port}` });
   });
 
-  it('check without a saved config: 409, the checker is not run, nothing recorded; a hanging checker is aborted at its time limit', async () => {
+  it('check without a saved config runs the checker (spec) and records nothing; a failure says the settings are not saved; a hanging checker is aborted at its time limit', async () => {
     checkerMode = 'false';
     checkerCalls.length = 0;
     const res = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
-    expect(res.status).toBe(409);
-    expect(res.body).toEqual({
-      ok: false,
-      reason: 'not-configured',
-      error: 'Provider "crm" has no saved settings for this shop: save them, then check the connection',
+    expect(res).toEqual({ status: 200, body: { ok: false, lastCheckedAt: null } });
+    expect(checkerCalls).toHaveLength(1);
+    checkerMode = 'throw';
+    const thrown = await json(await t.api('/api/providers/crm/check', { method: 'POST' }));
+    expect(thrown).toEqual({
+      status: 500,
+      body: {
+        ok: false,
+        error: 'CRM refused key undefined (provider "crm" has no saved settings for this shop: save them, then check again)',
+      },
     });
-    expect(checkerCalls).toEqual([]);
     const [{ n }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from provider_configs`);
     expect(n).toBe(0);
     await save('crm', valid());
-    // a saved config that misses a value the definition now requires (a field added since): 409 naming it
+    // a saved config that misses a value the definition now requires (a field added since): the failure names it
     const fields = { ...instance.config.providers.crm.ui.fields, region2: { type: 'text' as const, label: 'Second region' } };
     const grown = { crm: { ...instance.config.providers.crm, ui: { fields } } };
     const base = { db: get().db, secrets: t.runtime.secrets };
     await expect(checkProvider({ ...base, providers: grown as any }, 'default', SHOP, 'crm')).rejects.toMatchObject({
-      name: 'ConflictError',
-      details: { ok: false, reason: 'not-configured', missing: ['region2'] },
-      message: 'Provider "crm" is missing saved values (region2): save its settings, then check the connection',
+      name: 'CheckFailedError',
+      message: expect.stringMatching(/\(provider "crm" is missing saved values: region2; save them, then check again\)$/),
     });
-    expect(checkerCalls).toEqual([]);
     checkerMode = 'hang';
     const deps = { db: get().db, secrets: t.runtime.secrets, providers: instance.config.providers, checkerTimeoutMs: 100 };
     const begin = Date.now();
