@@ -141,7 +141,8 @@ describeEngines('MCP built-in tools and resources', (get) => {
       McpError,
     );
     expect(badInput.code).toBe(-32602);
-    expect((badInput.data as any).issues[0].path).toBe('since');
+    expect((badInput.data as any).issues[0]).toMatchObject({ path: '/input/since', expected: 'string', received: '5' });
+    expect(badInput.message).toContain('/input/since');
     expect((await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'missing' } }), McpError)).code).toBe(-32602);
     expect(
       (await rejection(client.callTool({ name: 'service.flows.run', arguments: { flow: 'sync', shop: OTHER_SHOP } }), McpError)).code,
