@@ -251,12 +251,15 @@ describeEngines('MCP conformance suite (@modelcontextprotocol/conformance)', (ge
     }
   });
 
-  it('the SSE scenarios end in warnings only: no session and no stream to resume (one JSON body per POST)', { timeout: 60_000 }, async () => {
-    for (const scenario of ['server-sse-polling', 'server-sse-multiple-streams']) {
-      const checks = await runScenario(`${proxy.url}/mcp`, scenario);
-      expect(failed(checks), scenario).toEqual([]);
-      expect(checks.find((c) => c.id === `${scenario}-session`)?.status, scenario).toBe('WARNING');
-    }
-  });
-});
+  it(
+    'the SSE scenarios end in warnings only: no session and no stream to resume (one JSON body per POST)',
+    { timeout: 60_000 },
+    async () => {
+      for (const scenario of ['server-sse-polling', 'server-sse-multiple-streams']) {
+        const checks = await runScenario(`${proxy.url}/mcp`, scenario);
+        expect(failed(checks), scenario).toEqual([]);
+        expect(checks.find((c) => c.id === `${scenario}-session`)?.status, scenario).toBe('WARNING');
+      }
+    },
+  );
 });
