@@ -20,6 +20,7 @@ const instance = app.defineConfig({
     noisy: app.defineFlow({
       name: 'noisy',
       input: z.object({ orders: z.number().int().min(1) }),
+      concurrency: null, // the tests dispatch it back to back
       run: async (ctx, input) => {
         await ctx.step('fetch', async () => {
           for (let i = 1; i <= input.orders; i++) await ctx.log.info(`order ${1000 + i} fetched`);
