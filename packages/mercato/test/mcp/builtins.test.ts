@@ -44,6 +44,8 @@ describeEngines('MCP built-in tools and resources', (get) => {
     tokenId = token.id;
     expect((await s.api('/api/mcp/tokens', { shop: OTHER_SHOP })).status).toBe(200);
     client = await s.connect(token.secret);
+    // listed once, the SDK client checks every result below against the tool's outputSchema
+    await client.listTools();
   });
   afterAll(async () => {
     await s?.close();
