@@ -1,5 +1,5 @@
 /** MCP token pieces shared by the list and the detail page: the permission picker, the one-time secret dialog. */
-import { Badge, BlockStack, Button, Checkbox, InlineStack, Modal, Text } from '@shopify/polaris';
+import { BlockStack, Button, Checkbox, InlineStack, Modal, Text } from '@shopify/polaris';
 import type { ExpiryOption, McpCapabilities, McpPermission, McpToken } from 'mercato/api';
 import { useState } from 'react';
 import { RiskBadge, TokenStatusBadge } from '../components/badges.tsx';
@@ -44,6 +44,8 @@ export function PermissionPicker({
   const groups = new Map<string, McpPermission[]>();
   for (const p of permissions) groups.set(p.group, [...(groups.get(p.group) ?? []), p]);
   const risky = selected.map((k) => permissions.find((p) => p.key === k)).filter((p) => p && RISK_ORDER.indexOf(p.riskLevel) >= 2);
+  // Grants the server no longer offers (the reserved permissions no tool uses): kept on save, never silently dropped.
+  const held = selected.filter((k) => !permissions.some((p) => p.key === k));
   return (
     <BlockStack gap="300">
       {[...groups].map(([group, items]) => (
@@ -62,7 +64,6 @@ export function PermissionPicker({
                     <span>{p.label}</span>
                     <span className="mono">{p.key}</span>
                     <RiskBadge risk={p.riskLevel} />
-                    {p.reserved ? <Badge>Reserved</Badge> : null}
                   </InlineStack>
                 }
                 helpText={p.description ?? undefined}
@@ -73,6 +74,11 @@ export function PermissionPicker({
           </BlockStack>
         </fieldset>
       ))}
+      {held.length > 0 ? (
+        <Text as="p" tone="subdued">
+          {`Also held, kept as they are: ${held.join(', ')}. No tool uses ${held.length === 1 ? 'this permission' : 'these permissions'}, so ${held.length === 1 ? 'it grants' : 'they grant'} nothing; they are no longer offered.`}
+        </Text>
+      ) : null}
       {risky.length > 0 ? (
         <Text as="p" tone="caution">
           {`High-risk grants selected: ${risky.map((p) => p!.label).join(', ')}. Give them only to clients you trust.`}

@@ -25,7 +25,19 @@ export const SHORT_CACHE = 'public, max-age=3600';
 export const INDEX_CACHE = 'no-cache';
 
 /** Paths the UI never answers: other parts of the server own them (a miss there stays a JSON 404). */
-export const RESERVED_PREFIXES = ['/api', '/mcp', '/routes', '/webhooks', '/__mercato', '/healthz', '/readyz', '/metrics', '/assets'];
+export const RESERVED_PREFIXES = [
+  '/api',
+  '/mcp',
+  '/routes',
+  '/webhooks',
+  '/__mercato',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/assets',
+  // RFC 8615 metadata (OAuth discovery of MCP clients among others): never the admin UI's index.html
+  '/.well-known',
+];
 
 /** Where App Bridge comes from: Shopify's own path of its CDN (the rest of cdn.shopify.com also serves shops' uploads). */
 export const APP_BRIDGE_SOURCE = 'https://cdn.shopify.com/shopifycloud/';

@@ -750,13 +750,18 @@ export interface McpToken {
   revokedAt: IsoTime | null;
 }
 
-export type McpAuditStatus = 'ok' | 'error' | 'denied' | 'timeout';
+/**
+ * `denied`: the token lacks a permission (JSON-RPC -32003); `refused`: the token itself was refused with HTTP 403
+ * (disabled, revoked, expired, or its app is no longer configured) — `error` says which.
+ */
+export type McpAuditStatus = 'ok' | 'error' | 'denied' | 'timeout' | 'refused';
 
 /** A call made with a token (the latest 10 are on the token's detail). */
 export interface McpAudit {
   id: number;
-  kind: 'tool' | 'resource';
-  /** The tool's name or the resource's URI. */
+  /** `request`: a request refused before any tool or resource was reached (a disabled, revoked or expired token). */
+  kind: 'tool' | 'resource' | 'request';
+  /** The tool's name or the resource's URI; for kind `request`, the JSON-RPC method (e.g. `initialize`). */
   capability: string;
   /** The token's grants at the time. */
   permissions: string[];

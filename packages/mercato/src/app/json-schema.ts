@@ -11,7 +11,12 @@ export type JsonSchema = Record<string, unknown>;
 export interface ValidationIssue {
   /** JSON Pointer of the offending value (`` for the root). */
   path: string;
+  /** The rule that failed, in words (`must be one of "open", "closed"`). */
   message: string;
+  /** What the rule wants (`integer`, `one of "open", "closed"`, `>= 0`, `a value (required)`, `no such property`). */
+  expected: string;
+  /** What was given: a short JSON preview of a scalar (`"lost"`, `-1`), `object`, `array of 3`, or `nothing`. */
+  received: string;
 }
 
 export const SCHEMA_TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
@@ -32,6 +37,15 @@ const MAX_ISSUES = 20;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const pointer = (path: string, key: string | number) => `${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
+
+/** A short, safe description of a value for `received`: scalars as (truncated) JSON, containers by kind. */
+export function preview(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return `array of ${value.length}`;
+  if (isObject(value)) return 'object';
+  const json = JSON.stringify(value) ?? String(value);
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json;
+}
 
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
@@ -81,22 +95,29 @@ export function validate(schema: JsonSchema, value: unknown): ValidationIssue[] 
 
 function check(schema: JsonSchema, value: unknown, path: string, issues: ValidationIssue[]): void {
   if (issues.length >= MAX_ISSUES) return;
-  const add = (message: string) => issues.push({ path, message });
+  const received = preview(value);
+  /** `rule` is what is expected; the message is `must be <rule>` unless given. */
+  const add = (expected: string, message = `must be ${expected}`) => issues.push({ path, message, expected, received });
   if (schema.type !== undefined) {
     const types = Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string];
     if (!types.some((t) => matchesType(value, t))) {
-      add(`must be ${types.join(' or ')} (got ${typeOf(value)})`);
+      issues.push({
+        path,
+        message: `must be ${types.join(' or ')} (got ${typeOf(value)})`,
+        expected: types.join(' or '),
+        received: typeOf(value),
+      });
       return;
     }
   }
   if (Array.isArray(schema.enum) && !schema.enum.some((option) => jsonEqual(option, value))) {
-    add(`must be one of ${schema.enum.map((o) => JSON.stringify(o)).join(', ')}`);
+    add(`one of ${schema.enum.map((o) => JSON.stringify(o)).join(', ')}`);
   }
   if (typeof value === 'number') {
-    if (typeof schema.minimum === 'number' && value < schema.minimum) add(`must be >= ${schema.minimum}`);
-    if (typeof schema.maximum === 'number' && value > schema.maximum) add(`must be <= ${schema.maximum}`);
-    if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) add(`must be > ${schema.exclusiveMinimum}`);
-    if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) add(`must be < ${schema.exclusiveMaximum}`);
+    if (typeof schema.minimum === 'number' && value < schema.minimum) add(`>= ${schema.minimum}`);
+    if (typeof schema.maximum === 'number' && value > schema.maximum) add(`<= ${schema.maximum}`);
+    if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum) add(`> ${schema.exclusiveMinimum}`);
+    if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum) add(`< ${schema.exclusiveMaximum}`);
   }
   if (Array.isArray(value) && isObject(schema.items)) {
     value.forEach((item, i) => check(schema.items as JsonSchema, item, pointer(path, i), issues));
@@ -108,14 +129,24 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, path: s
   const properties = isObject(schema.properties) ? schema.properties : {};
   if (Array.isArray(schema.required)) {
     for (const key of schema.required as string[]) {
-      if (!Object.hasOwn(value, key)) issues.push({ path: pointer(path, key), message: 'is required' });
+      if (!Object.hasOwn(value, key)) {
+        const type = isObject(properties[key]) ? (properties[key] as JsonSchema).type : undefined;
+        const what = type === undefined ? 'a value' : Array.isArray(type) ? type.join(' or ') : String(type);
+        issues.push({ path: pointer(path, key), message: 'is required', expected: `${what} (required)`, received: 'nothing' });
+      }
     }
   }
   for (const [key, item] of Object.entries(value)) {
     if (Object.hasOwn(properties, key)) {
       if (isObject(properties[key])) check(properties[key] as JsonSchema, item, pointer(path, key), issues);
     } else if (schema.additionalProperties === false) {
-      issues.push({ path: pointer(path, key), message: 'is not an allowed property' });
+      const allowed = Object.keys(properties);
+      issues.push({
+        path: pointer(path, key),
+        message: 'is not an allowed property',
+        expected: allowed.length > 0 ? `one of the properties ${allowed.join(', ')}` : 'no properties',
+        received: `property "${key.slice(0, 60)}"`,
+      });
     } else if (isObject(schema.additionalProperties)) {
       check(schema.additionalProperties, item, pointer(path, key), issues);
     }

@@ -26,6 +26,8 @@ export interface ToolSpec {
   requiredPermissions: readonly string[];
   riskLevel: RiskLevel;
   inputSchema: JsonSchema;
+  /** When set, every successful result carries `structuredContent` conforming to it (MCP 2025-11-25). */
+  outputSchema?: JsonSchema;
   annotations?: ToolAnnotations;
   builtIn: boolean;
   /** Receives the validated arguments. */
@@ -98,6 +100,7 @@ function customResource(uri: string, def: McpResourceDefinition): ResourceSpec {
 function toolEntry(tool: ToolSpec): Record<string, unknown> {
   const entry: Record<string, unknown> = { name: tool.name, description: tool.description, inputSchema: tool.inputSchema };
   if (tool.title !== undefined) entry.title = tool.title;
+  if (tool.outputSchema !== undefined) entry.outputSchema = tool.outputSchema;
   if (tool.annotations !== undefined) entry.annotations = tool.annotations;
   return entry;
 }

@@ -14,7 +14,9 @@ import { unavailableResponse } from '../http/errors.ts';
 import { TokenBuckets, describeLimit } from '../http/rate-limit.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
+import type { McpCatalog } from './catalog.ts';
 import type { Caller } from './execute.ts';
+import type { AuditKind } from './store.ts';
 import { type ProtocolDeps, handleRequest } from './protocol.ts';
 import {
   MAX_REQUEST_BYTES,
@@ -88,6 +90,31 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** What a refused request asked for: the tool or resource of a call, else the JSON-RPC method (kind `request`). */
+export function refusedTarget(
+  text: string | null,
+  catalog: Pick<McpCatalog, 'tools' | 'resources'>,
+): { kind: AuditKind; capability: string; requiredPermissions: readonly string[] } {
+  let body: unknown;
+  try {
+    body = text === null ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const message = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const method = typeof message.method === 'string' && message.method !== '' ? message.method.slice(0, 100) : null;
+  const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : {};
+  if (method === 'tools/call' && typeof params.name === 'string' && params.name !== '') {
+    return { kind: 'tool', capability: params.name, requiredPermissions: catalog.tools.get(params.name)?.requiredPermissions ?? [] };
+  }
+  if (method === 'resources/read' && typeof params.uri === 'string' && params.uri !== '') {
+    return { kind: 'resource', capability: params.uri, requiredPermissions: catalog.resources.get(params.uri)?.requiredPermissions ?? [] };
+  }
+  const capability =
+    method ?? (text === null ? '(body over the size limit)' : Array.isArray(body) ? '(batch)' : '(not a JSON-RPC request)');
+  return { kind: 'request', capability, requiredPermissions: [] };
+}
+
 export function createEndpoint(deps: EndpointDeps) {
   const headers = (extra: Record<string, string> = {}) => ({ [PROTOCOL_HEADER]: PROTOCOL_VERSION, ...extra });
   const plain = (c: Context, status: 400 | 401 | 403 | 404 | 405 | 413 | 429 | 500, body: unknown, extra?: Record<string, string>) =>
@@ -112,11 +139,17 @@ export function createEndpoint(deps: EndpointDeps) {
     const declared = c.req.header('content-length');
     if (declared !== undefined && Number(declared) > MAX_REQUEST_BYTES) return tooLarge(c);
 
+    const authStartedAt = performance.now();
     const auth = await deps.tokens.authenticate(c.req.header('authorization'));
     if (!auth.ok) {
-      const challenge: Record<string, string> =
-        auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' } : {};
-      return plain(c, auth.status, { error: auth.message }, challenge);
+      if (auth.status === 403) {
+        // the secret was right but the token may not be used: audit what was asked for and why it was refused
+        const text = await readLimited(c.req.raw, MAX_REQUEST_BYTES).catch(() => null);
+        const target = refusedTarget(text, deps.catalog);
+        await deps.executor.refused(auth.token, c.get('requestId'), target, auth.message, authStartedAt);
+        return plain(c, 403, { error: auth.message });
+      }
+      return plain(c, 401, { error: auth.message }, { 'WWW-Authenticate': 'Bearer realm="mcp", error="invalid_token"' });
     }
     const taken = buckets?.take(auth.token.id);
     if (taken && !taken.ok) {

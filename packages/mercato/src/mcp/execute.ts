@@ -9,8 +9,8 @@ import { ATTR, SpanKind, type Tracing, activeSpan } from '../telemetry/tracing.t
 import type { CallContext, ResourceSpec, ToolSpec } from './catalog.ts';
 import { covers } from './permissions.ts';
 import { RPC, RpcError } from './rpc.ts';
-import { type AuditStatus, createAuditWriter } from './store.ts';
-import { validate } from '../app/json-schema.ts';
+import { type AuditKind, type AuditStatus, createAuditWriter } from './store.ts';
+import { type ValidationIssue, preview, validate } from '../app/json-schema.ts';
 
 export interface Caller {
   token: { id: string; appHandle: string; shop: string; permissions: string[] };
@@ -56,6 +56,25 @@ export function toResourceResult(uri: string, spec: Pick<ResourceSpec, 'mimeType
   return { contents: [{ uri, mimeType: mimeType ?? spec.mimeType ?? 'text/plain', text }] };
 }
 
+/** One issue as the error message says it: the field (JSON Pointer), the rule, and what would be accepted when the rule alone does not say. */
+function describeIssue(issue: ValidationIssue): string {
+  const where = issue.path || '(root)';
+  if (issue.message === 'is required') return `${where} is required (${issue.expected.replace(/ \(required\)$/, '')})`;
+  if (issue.message === 'is not an allowed property') return `${where} is not an allowed property (expected ${issue.expected})`;
+  return `${where} ${issue.message}`;
+}
+
+/**
+ * The -32602 answer of arguments that fail the input schema: the message names each field and its rule (a client that
+ * shows only the message still tells the model what to fix); `data.issues` has each issue with `path`, `message`,
+ * `expected` and `received`. Received values are previews and appear in `data` only, never in the message (which the
+ * audit record keeps).
+ */
+export function invalidArguments(tool: string, issues: readonly ValidationIssue[]): RpcError {
+  const summary = issues.map(describeIssue).join('; ');
+  return new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for ${tool}: ${summary}`, { issues });
+}
+
 type Outcome = { status: AuditStatus; error: RpcError };
 
 /** Maps anything thrown by a capability (or the abort) to a JSON-RPC error and an audit status. */
@@ -87,8 +106,8 @@ function outcomeOf(
 export function createExecutor(deps: ExecuteDeps) {
   const writeAudit = createAuditWriter(deps.db);
   async function audit(
-    caller: Caller,
-    kind: 'tool' | 'resource',
+    caller: Pick<Caller, 'token' | 'requestId'>,
+    kind: AuditKind,
     capability: string,
     required: readonly string[],
     status: AuditStatus,
@@ -216,16 +235,43 @@ export function createExecutor(deps: ExecuteDeps) {
   }
 
   return {
+    /**
+     * Audits a request refused with HTTP 403 for the token's state (disabled, revoked, expired, app gone): what it asked
+     * for (`target`, from the body) and why (`reason`, the answer's message; never the secret). Never throws.
+     */
+    async refused(
+      token: Caller['token'],
+      requestId: string,
+      target: { kind: AuditKind; capability: string; requiredPermissions: readonly string[] },
+      reason: string,
+      startedAt: number,
+    ): Promise<void> {
+      await audit(
+        { token, requestId },
+        target.kind,
+        target.capability,
+        target.requiredPermissions,
+        'refused',
+        reason,
+        startedAt,
+        token.shop,
+      );
+    },
     async callTool(caller: Caller, tool: ToolSpec | undefined, name: string, rawArgs: unknown): Promise<Record<string, unknown>> {
       const args = rawArgs === undefined ? {} : rawArgs;
       return run(caller, 'tool', name, tool, async (ctx) => toToolResult(await tool!.run(ctx, args as Record<string, unknown>)), {
         prepare() {
-          if (!isPlainObject(args)) throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for ${name}: arguments must be an object`);
-          const issues = validate(tool!.inputSchema, args);
-          if (issues.length > 0) {
-            const summary = issues.map((i) => `${i.path || '(root)'} ${i.message}`).join('; ');
-            throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for ${name}: ${summary}`, { issues });
+          if (!isPlainObject(args)) {
+            const issue = {
+              path: '',
+              message: 'must be object',
+              expected: 'object',
+              received: Array.isArray(args) ? 'array' : preview(args),
+            };
+            throw new RpcError(RPC.INVALID_PARAMS, `Invalid arguments for ${name}: arguments must be an object`, { issues: [issue] });
           }
+          const issues = validate(tool!.inputSchema, args);
+          if (issues.length > 0) throw invalidArguments(name, issues);
         },
         targetShop: tool?.targetShop ? (ctx) => tool.targetShop!(ctx, args as Record<string, unknown>) : undefined,
       });

@@ -2,7 +2,7 @@
  * The MCP capability: tokens, permissions, the capability registry, the JSON-RPC endpoint `POST /mcp` and `/api/mcp`.
  * See docs/mcp.md and this folder's README.md.
  */
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { authCacheFor } from './auth-cache.ts';
 import { builtInResources } from './builtins/resources.ts';
@@ -13,11 +13,17 @@ import { createEndpoint } from './endpoint.ts';
 import { createExecutor } from './execute.ts';
 import { resolveRateLimits } from '../http/rate-limit.ts';
 import { mcpApi } from './router.ts';
+import { PROTOCOL_HEADER, PROTOCOL_VERSION } from './rpc.ts';
 import { createSecretHasher } from './secret.ts';
 import { loadInstallationKey } from './store.ts';
 import { type TokenService, createTokenService } from './tokens.ts';
 
 export type { McpDeps } from './deps.ts';
+
+/** The OAuth discovery documents MCP clients look for (MCP 2025-11-25, "Authorization"). */
+export const OAUTH_DISCOVERY = ['oauth-protected-resource', 'oauth-authorization-server', 'openid-configuration'] as const;
+const NO_OAUTH =
+  'This MCP server does not use OAuth: create an MCP token in the app (MCP page) and send it as "Authorization: Bearer <token>"';
 
 export interface Mcp {
   catalog: McpCatalog;
@@ -74,6 +80,15 @@ export function createMcp(deps: McpDeps): Mcp {
     api: mcpApi({ catalog, tokens, enabled: mcp.enabled, crossShopAccess: mcp.crossShopAccess }),
     mount(app) {
       app.all('/mcp', endpoint);
+      // Nothing lives below /mcp; MCP clients probe OAuth discovery documents (RFC 9728, RFC 8414), with or without a
+      // path suffix, before they send a token. This server does not use OAuth: a JSON 404 tells them so.
+      const notFound = (message: string) => (c: Context) =>
+        c.json({ error: 'Not found', message }, 404, { [PROTOCOL_HEADER]: PROTOCOL_VERSION });
+      app.all('/mcp/*', notFound('The MCP endpoint is POST /mcp; there is nothing below it'));
+      for (const document of OAUTH_DISCOVERY) {
+        app.all(`/.well-known/${document}`, notFound(NO_OAUTH));
+        app.all(`/.well-known/${document}/*`, notFound(NO_OAUTH));
+      }
     },
   };
 }

@@ -34,6 +34,24 @@ const CORE_INFO: Record<string, CoreInfo> = {
     riskLevel: 'medium',
     description: 'Turn crons on or off for this shop.',
   },
+  read_runs: {
+    label: 'Read runs',
+    group: 'runs',
+    riskLevel: 'medium',
+    description: 'Read a run of this shop with its input, output, error, steps and newest log lines (they may hold customer data).',
+  },
+  cancel_runs: {
+    label: 'Cancel runs',
+    group: 'runs',
+    riskLevel: 'medium',
+    description: 'Cancel pending, running or sleeping runs of this shop.',
+  },
+  retry_runs: {
+    label: 'Retry runs',
+    group: 'runs',
+    riskLevel: 'high',
+    description: 'Run finished runs of this shop again (the flow acts again, e.g. on the platform).',
+  },
   read_providers: {
     label: 'Read providers (reserved)',
     group: 'providers',
@@ -66,7 +84,17 @@ const CORE_INFO: Record<string, CoreInfo> = {
   },
 };
 
+/**
+ * Core permissions the spec reserves but no capability uses: granting one gives nothing. They stay valid keys (a token
+ * that holds one keeps it, and create / set accept them), but the permission list of the admin API and of
+ * `service://permissions` leaves them out, so nobody is offered a grant that does nothing (docs/mcp.md, "Permissions").
+ */
 export const RESERVED_PERMISSIONS: readonly string[] = ['read_providers', 'write_providers', 'read_functions', 'manage_mcp_tokens'];
+
+/** The permissions to offer: every known one but the reserved. */
+export function offeredPermissions(permissions: ReadonlyMap<string, PermissionInfo>): PermissionInfo[] {
+  return [...permissions.values()].filter((p) => !p.reserved);
+}
 
 export function buildPermissions(custom: Readonly<Record<string, McpPermissionDefinition>>): Map<string, PermissionInfo> {
   const out = new Map<string, PermissionInfo>();

@@ -4,6 +4,7 @@ import { RISK_LEVELS } from '../app/types.ts';
 import { readJsonBody } from '../http/body.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import type { McpCatalog } from './catalog.ts';
+import { offeredPermissions } from './permissions.ts';
 import { DEFAULT_EXPIRY_DAYS, type TokenService } from './tokens.ts';
 
 export const EXPIRY_OPTIONS = [
@@ -18,7 +19,8 @@ export function capabilitiesBody(catalog: McpCatalog, options: { enabled: boolea
   return {
     enabled: options.enabled,
     crossShopAccess: options.crossShopAccess,
-    permissions: [...catalog.permissions.values()],
+    // reserved permissions (no capability uses them) are not offered; tokens that hold one keep it
+    permissions: offeredPermissions(catalog.permissions),
     tools: [...catalog.tools.values()].map((t) => ({
       name: t.name,
       title: t.title ?? null,

@@ -41,7 +41,7 @@ export const mcpAudits = pgTable(
       .references(() => mcpTokens.id, { onDelete: 'cascade' }),
     appHandle: text('app_handle').notNull(),
     shop: text('shop').notNull(),
-    /** `tool` or `resource`. */
+    /** `tool`, `resource`, or `request` (a request refused with 403 before reaching a tool or resource). */
     kind: text('kind').notNull(),
     /** Tool name or resource URI, as requested (cut to 200 characters). */
     capability: text('capability').notNull(),
@@ -58,8 +58,8 @@ export const mcpAudits = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    check('mcp_audits_kind_check', sql`${t.kind} in ('tool','resource')`),
-    check('mcp_audits_status_check', sql`${t.status} in ('ok','error','denied','timeout')`),
+    check('mcp_audits_kind_check', sql`${t.kind} in ('tool','resource','request')`),
+    check('mcp_audits_status_check', sql`${t.status} in ('ok','error','denied','timeout','refused')`),
     index('mcp_audits_token_idx').on(t.tokenId, t.id.desc()),
     // Retention (docs/retention.md): oldest first.
     index('mcp_audits_created_idx').on(t.createdAt),

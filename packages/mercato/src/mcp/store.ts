@@ -6,7 +6,8 @@ import { INSTALLATION_KEY_ID, newInstallationKey } from './secret.ts';
 
 export type TokenStatus = 'active' | 'disabled' | 'revoked';
 export const TOKEN_STATUSES: readonly TokenStatus[] = ['active', 'disabled', 'revoked'];
-export type AuditStatus = 'ok' | 'error' | 'denied' | 'timeout';
+export type AuditStatus = 'ok' | 'error' | 'denied' | 'timeout' | 'refused';
+export type AuditKind = 'tool' | 'resource' | 'request';
 
 type Query = Pick<Database, 'query'>;
 
@@ -150,7 +151,7 @@ export interface AuditInput {
   tokenId: string;
   appHandle: string;
   shop: string;
-  kind: 'tool' | 'resource';
+  kind: AuditKind;
   capability: string;
   permissions: readonly string[];
   requiredPermissions: readonly string[];
@@ -211,7 +212,7 @@ export function createAuditWriter(db: Query, maxBatch = 500): (audit: AuditInput
 
 export interface AuditRecord {
   id: number;
-  kind: 'tool' | 'resource';
+  kind: AuditKind;
   capability: string;
   permissions: string[];
   requiredPermissions: string[];

@@ -80,9 +80,19 @@ function expiryOf(body: { expiresAt?: string | null; expiresInDays?: number | nu
   return undefined;
 }
 
+export interface AuthenticatedToken {
+  id: string;
+  appHandle: string;
+  shop: string;
+  name: string;
+  permissions: string[];
+}
+
 export type AuthResult =
-  | { ok: true; token: { id: string; appHandle: string; shop: string; name: string; permissions: string[] } }
-  | { ok: false; status: 401 | 403; message: string };
+  | { ok: true; token: AuthenticatedToken }
+  /** 403 names the token that was refused (its secret was right), so the refusal can be audited. */
+  | { ok: false; status: 403; message: string; token: AuthenticatedToken }
+  | { ok: false; status: 401; message: string };
 
 const INVALID = 'Unknown or invalid MCP token';
 
@@ -200,10 +210,12 @@ export function createTokenService(deps: TokenServiceDeps) {
         return { ok: false, status: 401, message: INVALID };
       const { row } = entry;
       const now = Date.now();
-      if (row.status === 'revoked') return { ok: false, status: 403, message: 'MCP token is revoked' };
-      if (row.status === 'disabled') return { ok: false, status: 403, message: 'MCP token is disabled' };
-      if (entry.expiresAt !== null && now >= entry.expiresAt) return { ok: false, status: 403, message: 'MCP token has expired' };
-      if (!deps.hasApp(row.appHandle)) return { ok: false, status: 403, message: 'The app of this MCP token is no longer configured' };
+      const token = { id: row.id, appHandle: row.appHandle, shop: row.shop, name: row.name, permissions: row.permissions };
+      const refused = (message: string) => ({ ok: false as const, status: 403 as const, message, token });
+      if (row.status === 'revoked') return refused('MCP token is revoked');
+      if (row.status === 'disabled') return refused('MCP token is disabled');
+      if (entry.expiresAt !== null && now >= entry.expiresAt) return refused('MCP token has expired');
+      if (!deps.hasApp(row.appHandle)) return refused('The app of this MCP token is no longer configured');
       if (now >= entry.nextTouchAt) {
         entry.nextTouchAt = now + LAST_USED_INTERVAL_SECONDS * 1000;
         await touchToken(db, row.id, LAST_USED_INTERVAL_SECONDS);
@@ -214,7 +226,7 @@ export function createTokenService(deps: TokenServiceDeps) {
         row.secretHash = next.hash;
         row.hashKeyId = next.keyId;
       }
-      return { ok: true, token: { id: row.id, appHandle: row.appHandle, shop: row.shop, name: row.name, permissions: row.permissions } };
+      return { ok: true, token };
     },
   };
 }

@@ -138,9 +138,14 @@ describeEngines('MCP endpoint with the SDK client', (get) => {
     expect(invalid.code).toBe(-32602);
     expect(invalid.message).toContain('/status must be one of "open", "closed"');
     expect((invalid.data as any).issues).toEqual([
-      { path: '/status', message: 'must be one of "open", "closed"' },
-      { path: '/extra', message: 'is not an allowed property' },
-      { path: '/min', message: 'must be >= 0' },
+      { path: '/status', message: 'must be one of "open", "closed"', expected: 'one of "open", "closed"', received: '"lost"' },
+      {
+        path: '/extra',
+        message: 'is not an allowed property',
+        expected: 'one of the properties status, min',
+        received: 'property "extra"',
+      },
+      { path: '/min', message: 'must be >= 0', expected: '>= 0', received: '-1' },
     ]);
     expect((await rejection(client.callTool({ name: 'orders.echo', arguments: {} }), McpError)).code).toBe(-32602);
     const recent = await audits(full.id);

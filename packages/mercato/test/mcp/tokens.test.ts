@@ -30,7 +30,9 @@ describeEngines('MCP token administration', (get) => {
     expect(status).toBe(200);
     const perms = Object.fromEntries(body.permissions.map((p: any) => [p.key, p]));
     expect(perms.platform_admin_graphql).toMatchObject({ group: 'platform', riskLevel: 'critical', core: true, reserved: false });
-    expect(perms.manage_mcp_tokens).toMatchObject({ reserved: true, core: true });
+    // reserved permissions (no capability uses them) are not offered (docs/mcp.md, Permissions)
+    expect(perms.manage_mcp_tokens).toBeUndefined();
+    expect(perms.read_runs).toMatchObject({ group: 'runs', core: true, reserved: false });
     expect(perms['test:read_orders']).toMatchObject({ label: 'Read test orders', group: 'test', riskLevel: 'low', core: false });
     expect(perms['test:write_orders']).toMatchObject({ group: 'Orders', riskLevel: 'high' });
     // Defaults of a custom permission: group = namespace, risk = medium.

@@ -28,7 +28,9 @@ describe('validate', () => {
     ];
     for (const [type, value, ok] of cases) expect(validate({ type }, value).length === 0, `${type} ${JSON.stringify(value)}`).toBe(ok);
     expect(validate({ type: ['string', 'null'] }, null)).toEqual([]);
-    expect(validate({ type: ['string', 'null'] }, 1)).toEqual([{ path: '', message: 'must be string or null (got integer)' }]);
+    expect(validate({ type: ['string', 'null'] }, 1)).toEqual([
+      { path: '', message: 'must be string or null (got integer)', expected: 'string or null', received: 'integer' },
+    ]);
   });
 
   it('required, properties, additionalProperties (false or a schema), items, nested paths as JSON Pointers', () => {
@@ -45,9 +47,14 @@ describe('validate', () => {
     expect(validate(schema, { id: 1, tags: ['x'] })).toEqual([]);
     expect(paths(validate(schema, {}))).toEqual(['/id', '/tags']);
     expect(validate(schema, { id: 1, tags: ['x', 2], extra: true, 'a/b': { k: 'v' } })).toEqual([
-      { path: '/tags/1', message: 'must be string (got integer)' },
-      { path: '/extra', message: 'is not an allowed property' },
-      { path: '/a~1b/k', message: 'must be number (got string)' },
+      { path: '/tags/1', message: 'must be string (got integer)', expected: 'string', received: 'integer' },
+      {
+        path: '/extra',
+        message: 'is not an allowed property',
+        expected: 'one of the properties id, tags, a/b',
+        received: 'property "extra"',
+      },
+      { path: '/a~1b/k', message: 'must be number (got string)', expected: 'number', received: 'string' },
     ]);
     // Without additionalProperties, other keys are allowed.
     expect(validate({ type: 'object', properties: { a: { type: 'string' } } }, { b: 1 })).toEqual([]);
@@ -59,7 +66,9 @@ describe('validate', () => {
     expect(validate(n, 0.5).map((i) => i.message)).toEqual(['must be >= 1']);
     expect(validate(n, 10).map((i) => i.message)).toEqual(['must be < 10']);
     expect(validate({ enum: ['a', 1, null, { x: [1] }] }, { x: [1] })).toEqual([]);
-    expect(validate({ enum: ['a', 1] }, '1')).toEqual([{ path: '', message: 'must be one of "a", 1' }]);
+    expect(validate({ enum: ['a', 1] }, '1')).toEqual([
+      { path: '', message: 'must be one of "a", 1', expected: 'one of "a", 1', received: '"1"' },
+    ]);
   });
 
   it('ignores annotations and reports at most 20 issues', () => {

@@ -220,7 +220,7 @@ export async function startSecurityEnv(db: Database): Promise<SecurityEnv> {
   await ok('PUT', '/api/providers/vault', { config: { baseUrl, password } });
 
   const tokenName = marker('token');
-  const created = await ok('POST', '/api/mcp/tokens', { name: tokenName, permissions: ['read_flows', 'read_logs'] });
+  const created = await ok('POST', '/api/mcp/tokens', { name: tokenName, permissions: ['read_flows', 'read_logs', 'read_runs'] });
   const mcp = await fetch(`${url}/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${created.secret}`, 'content-type': 'application/json', accept: 'application/json' },

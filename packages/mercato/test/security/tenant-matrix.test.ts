@@ -182,6 +182,10 @@ const TOOLS: Record<string, McpEntry> = {
     expect: 'list',
     check: (r) => expect(r.structuredContent.crons.map((c: any) => c.enabled)).toEqual([true]),
   },
+  // A's run, by another shop's token: "not found", never read, canceled or retried
+  'service.runs.get': { args: (s) => ({ runId: s.runId }), expect: 'deny', aSees: true },
+  'service.runs.cancel': { args: (s) => ({ runId: s.runId }), expect: 'deny' },
+  'service.runs.retry': { args: (s) => ({ runId: s.runId, mode: 'reset' }), expect: 'deny' },
   // enabled: true, the default: the list checks above and below still see the cron enabled for the foreign tenant
   'service.crons.set_enabled': { args: (s) => ({ key: s.cronKey, enabled: true }), expect: 'own' },
   'notes.whoami': {

@@ -9,6 +9,9 @@ export const CORE_PERMISSIONS: readonly string[] = [
   'run_flows',
   'read_crons',
   'manage_crons',
+  'read_runs',
+  'cancel_runs',
+  'retry_runs',
   'read_providers',
   'write_providers',
   'read_functions',
@@ -24,6 +27,9 @@ export const BUILTIN_TOOLS: readonly string[] = [
   'service.flows.run',
   'service.crons.list',
   'service.crons.set_enabled',
+  'service.runs.get',
+  'service.runs.cancel',
+  'service.runs.retry',
 ];
 
 export const BUILTIN_RESOURCES: readonly string[] = [

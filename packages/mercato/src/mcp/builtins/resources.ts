@@ -2,7 +2,7 @@
 import { listRuns } from '../../flows/list.ts';
 import type { McpCatalog, ResourceSpec } from '../catalog.ts';
 import type { McpDeps } from '../deps.ts';
-import { covers } from '../permissions.ts';
+import { covers, offeredPermissions } from '../permissions.ts';
 import { LOG_SEARCH_DEFAULT_LIMIT, LOG_SEARCH_MAX_LIMIT, LOG_SEARCH_SCHEMA, unavailable } from './tools.ts';
 
 export const RECENT_RUNS_LIMIT = 20;
@@ -35,7 +35,7 @@ export function builtInResources(deps: McpDeps, catalog: () => McpCatalog): Reso
         return json({
           token: { id: ctx.tokenId, appHandle: ctx.appHandle, shop: ctx.shop },
           granted: [...ctx.permissions],
-          permissions: [...c.permissions.values()].map((p) => ({ ...p, granted: granted.has(p.key) })),
+          permissions: offeredPermissions(c.permissions).map((p) => ({ ...p, granted: granted.has(p.key) })),
           tools: [...c.tools.values()].map((t) => ({
             name: t.name,
             requiredPermissions: t.requiredPermissions,

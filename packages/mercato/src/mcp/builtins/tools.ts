@@ -6,6 +6,10 @@ import { describeFlows } from '../../flows/router.ts';
 import type { CallContext, ToolSpec } from '../catalog.ts';
 import type { LogLevelName, McpDeps } from '../deps.ts';
 import { RPC, RpcError } from '../rpc.ts';
+import { invalidArguments } from '../execute.ts';
+import { type ValidationIssue, preview } from '../../app/json-schema.ts';
+import { OUTPUT_SCHEMAS } from './output-schemas.ts';
+import { runTools } from './runs.ts';
 
 export const LOG_SEARCH_DEFAULT_LIMIT = 50;
 export const LOG_SEARCH_MAX_LIMIT = 200;
@@ -67,8 +71,64 @@ function parseLevels(raw: unknown): LogLevelName[] {
   return [...new Set(list)] as LogLevelName[];
 }
 
+/** The value at a path of zod issue segments inside `root` (undefined when a segment is missing). */
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const segment of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+const pointerOf = (path: readonly PropertyKey[]) => path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+
+/** What a zod issue asks for, in the words of the JSON Schema issues (`expected`). */
+function expectedOf(issue: Record<string, unknown>): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return String(issue.expected);
+    case 'invalid_value':
+      return Array.isArray(issue.values) ? `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}` : 'another value';
+    case 'too_small':
+      return `${issue.origin === 'string' || issue.origin === 'array' ? 'length ' : ''}${issue.inclusive === false ? '>' : '>='} ${String(issue.minimum)}`;
+    case 'too_big':
+      return `${issue.origin === 'string' || issue.origin === 'array' ? 'length ' : ''}${issue.inclusive === false ? '<' : '<='} ${String(issue.maximum)}`;
+    case 'invalid_format':
+      return `a ${String(issue.format)} string`;
+    case 'unrecognized_keys':
+      return 'no such property';
+    default:
+      return String(issue.message);
+  }
+}
+
+/** A flow input's zod issues as argument issues (`/input/...` paths), so flows.run answers like every argument check. */
+function flowInputIssues(issues: ReadonlyArray<Record<string, unknown> & { path: PropertyKey[]; message: string }>, input: unknown) {
+  return issues.flatMap((issue): ValidationIssue[] => {
+    if (issue.code === 'unrecognized_keys' && Array.isArray(issue.keys)) {
+      return (issue.keys as string[]).map((key) => ({
+        path: `/input${pointerOf([...issue.path, key])}`,
+        message: 'is not an allowed property',
+        expected: 'no such property',
+        received: `property "${key.slice(0, 60)}"`,
+      }));
+    }
+    const received = valueAt(input, issue.path);
+    return [
+      {
+        path: `/input${pointerOf(issue.path)}`,
+        message: received === undefined && issue.code === 'invalid_type' ? 'is required' : issue.message,
+        expected: expectedOf(issue),
+        received: preview(received),
+      },
+    ];
+  });
+}
+
 export function builtInTools(deps: McpDeps): ToolSpec[] {
-  const readOnly = { readOnlyHint: true, destructiveHint: false, openWorldHint: false };
+  // MCP tool annotations: destructiveHint and idempotentHint only mean something when readOnlyHint is false.
+  const readOnly = { readOnlyHint: true, openWorldHint: false };
   return [
     {
       name: 'service.shops.list',
@@ -78,6 +138,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       requiredPermissions: [],
       riskLevel: 'low',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      outputSchema: OUTPUT_SCHEMAS['service.shops.list'],
       annotations: readOnly,
       builtIn: true,
       async run(ctx) {
@@ -107,7 +168,9 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
         required: ['shop', 'query'],
         additionalProperties: false,
       },
-      annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
+      outputSchema: OUTPUT_SCHEMAS['service.admin.graphql'],
+      // a mutation may change or delete shop data; the same document sent twice may act twice
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       builtIn: true,
       targetShop: (_ctx, input) => normalizeShopDomain(input.shop) ?? String(input.shop).slice(0, 200),
       async run(ctx, input) {
@@ -142,6 +205,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       requiredPermissions: ['read_logs'],
       riskLevel: 'medium',
       inputSchema: LOG_SEARCH_SCHEMA,
+      outputSchema: OUTPUT_SCHEMAS['service.logs.search'],
       annotations: readOnly,
       builtIn: true,
       async run(ctx, input) {
@@ -166,6 +230,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       requiredPermissions: ['read_flows'],
       riskLevel: 'low',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      outputSchema: OUTPUT_SCHEMAS['service.flows.list'],
       annotations: readOnly,
       builtIn: true,
       run: () => ({ flows: describeFlows({ registry: deps.registry, config: deps.config }) }),
@@ -180,23 +245,38 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       inputSchema: {
         type: 'object',
         properties: {
-          flow: { type: 'string', description: 'The flow name (see service.flows.list).' },
+          flow: { type: 'string', description: 'The flow name (see service.flows.list). Required unless flowName is given.' },
+          flowName: { type: 'string', description: 'Alias of flow (the name the admin API uses). Give one of the two.' },
           input: { type: 'object', description: 'The flow input. Default {}.' },
         },
-        required: ['flow'],
         additionalProperties: false,
       },
+      outputSchema: OUTPUT_SCHEMAS['service.flows.run'],
+      // every call starts a new run, and a flow may act outside the service
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       builtIn: true,
       async run(ctx, input) {
-        const result = await deps.dispatch({
-          appHandle: ctx.appHandle,
-          shop: ctx.shop,
-          flowName: input.flow as string,
-          input: input.input ?? {},
-          trigger: 'mcp',
-        });
-        return { ...result, flow: input.flow, shop: ctx.shop };
+        const name = flowNameOf(input);
+        const flow = deps.registry.get(name);
+        if (!flow) {
+          const known = deps.registry.list().map((f) => f.name);
+          throw invalidArguments('service.flows.run', [
+            {
+              path: input.flow !== undefined ? '/flow' : '/flowName',
+              message: `is not a registered flow (see service.flows.list)`,
+              expected: known.length > 0 ? `one of ${known.map((n) => JSON.stringify(n)).join(', ')}` : 'a registered flow (none is)',
+              received: preview(name),
+            },
+          ]);
+        }
+        const flowInput = input.input ?? {};
+        // the dispatcher checks the input again; checking here first answers with paths, expected and received values
+        const parsed = await flow.definition.input.safeParseAsync(flowInput);
+        if (!parsed.success) {
+          throw invalidArguments('service.flows.run', flowInputIssues(parsed.error.issues as never, flowInput).slice(0, 20));
+        }
+        const result = await deps.dispatch({ appHandle: ctx.appHandle, shop: ctx.shop, flowName: name, input: flowInput, trigger: 'mcp' });
+        return { ...result, flow: name, shop: ctx.shop };
       },
     },
     {
@@ -207,6 +287,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       requiredPermissions: ['read_crons'],
       riskLevel: 'low',
       inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+      outputSchema: OUTPUT_SCHEMAS['service.crons.list'],
       annotations: readOnly,
       builtIn: true,
       async run(ctx) {
@@ -226,6 +307,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
         required: ['key', 'enabled'],
         additionalProperties: false,
       },
+      outputSchema: OUTPUT_SCHEMAS['service.crons.set_enabled'],
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       builtIn: true,
       async run(ctx, input) {
@@ -236,5 +318,23 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
           : { ok: true, key: input.key, enabled: input.enabled };
       },
     },
+    ...runTools(deps),
   ];
+}
+
+/** `flow`, or its alias `flowName` (the admin API's name); both given must agree, one is required. */
+function flowNameOf(input: Record<string, unknown>): string {
+  const { flow, flowName } = input as { flow?: string; flowName?: string };
+  if (flow !== undefined && flowName !== undefined && flow !== flowName) {
+    throw invalidArguments('service.flows.run', [
+      { path: '/flowName', message: 'must equal flow when both are given', expected: preview(flow), received: preview(flowName) },
+    ]);
+  }
+  const name = flow ?? flowName;
+  if (name === undefined) {
+    throw invalidArguments('service.flows.run', [
+      { path: '/flow', message: 'is required', expected: 'string, or flowName as an alias (required)', received: 'nothing' },
+    ]);
+  }
+  return name;
 }
