@@ -25,6 +25,7 @@ describe('configuration defaults', () => {
       pollMaxIntervalMs: 5000,
       pollBackoffCoefficient: 1.5,
       leaseDurationMs: 10000,
+      prefetch: 100, // ours (claiming ahead, docs/flows.md); the spec's table has the five above
     });
     expect(c.retryPolicy).toEqual({ maxAttempts: 3, initialIntervalMs: 1000, backoffCoefficient: 2, maxIntervalMs: 60000 });
     expect(c.onError).toBeUndefined();

@@ -274,7 +274,7 @@ describe('configuration validation: worker and retry policy', () => {
       c.worker.concurency = 3;
     },
     [
-      'worker.concurency: unknown worker option (did you mean "concurrency"?); allowed: concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs',
+      'worker.concurency: unknown worker option (did you mean "concurrency"?); allowed: concurrency, pollIntervalMs, pollMaxIntervalMs, pollBackoffCoefficient, leaseDurationMs, prefetch',
     ],
   );
   rule(

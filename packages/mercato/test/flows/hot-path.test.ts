@@ -14,10 +14,8 @@ import { isPrepared } from '../../src/db/sql.ts';
 import { MAX_COMPLETION_BATCH, MAX_COMPLETION_BATCH_CHARS, nextBatchSize } from '../../src/flows/completions.ts';
 import type { Completion } from '../../src/flows/store/leases.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
-import { Worker } from '../../src/worker/index.ts';
-import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import type { Worker } from '../../src/worker/index.ts';
+import { SHOP, type TestRuntime, startTestRuntime, testWorker, waitForRun } from '../helpers/runtime.ts';
 
 let failFirst = true;
 let afterStepSeen: ((stored: boolean) => void) | undefined;
@@ -85,18 +83,7 @@ describeEngines('the run hot path', (get) => {
   let seen: string[] = [];
   let worker: Worker | undefined;
   const startWorker = async () => {
-    worker = new Worker({
-      db: counting(get().db, seen),
-      engine: {
-        registry: t.runtime.registry,
-        config: t.runtime.config,
-        logger: silentLogger(),
-        dispatch: t.runtime.dispatch,
-        runLogs: { create: createRunLogger, write: writeLog },
-      },
-      config: t.runtime.config.worker,
-      logger: silentLogger(),
-    });
+    worker = testWorker(t.runtime, counting(get().db, seen), { dispatch: t.runtime.dispatch });
     await worker.start();
   };
   const dispatch = (flowName: string, input: Record<string, unknown> = {}) =>

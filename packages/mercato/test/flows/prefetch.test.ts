@@ -10,10 +10,8 @@ import { defineApp } from '../../src/app/app.ts';
 import type { WorkerConfig } from '../../src/app/types.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { cancelRun } from '../../src/flows/lifecycle.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
-import { PREFETCH_MAX_WAIT_MS, Worker } from '../../src/worker/index.ts';
-import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import { PREFETCH_MAX_WAIT_MS, type Worker, type WorkerOptions } from '../../src/worker/index.ts';
+import { SHOP, type TestRuntime, startTestRuntime, testWorker, waitForRun } from '../helpers/runtime.ts';
 
 /** Executions of the flow code per run id: a run executed twice shows 2. */
 const executions = new Map<string, number>();
@@ -51,20 +49,8 @@ const instance = app.defineConfig({
 describeEngines('worker: claiming ahead', (get) => {
   let t: TestRuntime;
   const workers: Worker[] = [];
-  const newWorker = (config: Partial<WorkerConfig> = {}, overrides: Partial<ConstructorParameters<typeof Worker>[0]> = {}) => {
-    const w = new Worker({
-      db: get().db,
-      engine: {
-        registry: t.runtime.registry,
-        config: t.runtime.config,
-        logger: silentLogger(),
-        dispatch: () => Promise.reject(new Error('unused')),
-        runLogs: { create: createRunLogger, write: writeLog },
-      },
-      config: { ...t.runtime.config.worker, ...config },
-      logger: silentLogger(),
-      ...overrides,
-    });
+  const newWorker = (config: Partial<WorkerConfig> = {}, overrides: Partial<WorkerOptions> = {}) => {
+    const w = testWorker(t.runtime, get().db, { config, ...overrides });
     workers.push(w);
     return w;
   };

@@ -4,11 +4,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
 import { emptyPollDelayMs } from '../../src/worker/worker.ts';
-import { Worker } from '../../src/worker/index.ts';
-import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import type { Worker } from '../../src/worker/index.ts';
+import { SHOP, type TestRuntime, startTestRuntime, testWorker, waitForRun } from '../helpers/runtime.ts';
 
 let holds: Array<() => void> = [];
 const app = defineApp();
@@ -36,19 +34,7 @@ describeEngines('worker poll loop', (get) => {
   let t: TestRuntime;
   const workers: Worker[] = [];
   const newWorker = (onPollWait: (delayMs: number, reason: string) => void) => {
-    const w = new Worker({
-      db: get().db,
-      engine: {
-        registry: t.runtime.registry,
-        config: t.runtime.config,
-        logger: silentLogger(),
-        dispatch: () => Promise.reject(new Error('unused')),
-        runLogs: { create: createRunLogger, write: writeLog },
-      },
-      config: t.runtime.config.worker,
-      logger: silentLogger(),
-      onPollWait,
-    });
+    const w = testWorker(t.runtime, get().db, { onPollWait });
     workers.push(w);
     return w;
   };

@@ -3,10 +3,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
-import { silentLogger } from '../../src/logger.ts';
-import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
-import { Worker } from '../../src/worker/index.ts';
-import { SHOP, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
+import type { Worker, WorkerOptions } from '../../src/worker/index.ts';
+import { SHOP, type TestRuntime, startTestRuntime, testWorker, waitForRun } from '../helpers/runtime.ts';
 
 let holds: Array<() => void> = [];
 /** The hold of each run by id: the order of `holds` is the order the runs started, not the order of their dispatch. */
@@ -43,20 +41,8 @@ const instance = app.defineConfig({
 describeEngines('worker', (get) => {
   let t: TestRuntime;
   const workers: Worker[] = [];
-  const newWorker = (overrides: Partial<ConstructorParameters<typeof Worker>[0]> = {}) => {
-    const w = new Worker({
-      db: get().db,
-      engine: {
-        registry: t.runtime.registry,
-        config: t.runtime.config,
-        logger: silentLogger(),
-        dispatch: () => Promise.reject(new Error('unused')),
-        runLogs: { create: createRunLogger, write: writeLog },
-      },
-      config: t.runtime.config.worker,
-      logger: silentLogger(),
-      ...overrides,
-    });
+  const newWorker = (overrides: Partial<WorkerOptions> = {}) => {
+    const w = testWorker(t.runtime, get().db, overrides);
     workers.push(w);
     return w;
   };

@@ -10,7 +10,9 @@ import { signSessionToken } from '../../src/http/session-token.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
 import { type Runtime, createRuntime } from '../../src/runtime.ts';
 import { buildApp } from '../../src/serve.ts';
-import type { Worker } from '../../src/worker/index.ts';
+import type { WorkerConfig } from '../../src/app/types.ts';
+import { createRunLogger, writeLog } from '../../src/logs/writer.ts';
+import { Worker, type WorkerOptions } from '../../src/worker/index.ts';
 import { startWorker } from '../../src/serve.ts';
 import { SHOP } from '../kit/index.ts';
 
@@ -96,3 +98,28 @@ export async function waitForRun(
 }
 
 export const FAST_WORKER = { pollIntervalMs: 25, pollMaxIntervalMs: 200, pollBackoffCoefficient: 2, leaseDurationMs: 3000, concurrency: 5 };
+
+/**
+ * A worker of the runtime's flows that the test starts and stops itself, on `db` (the test's database, or a wrapper of
+ * it), silent, with the runtime's worker settings plus `config`; ctx.dispatchFlow fails unless `dispatch` is given.
+ */
+export function testWorker(
+  runtime: Runtime,
+  db: Database,
+  options: Partial<Omit<WorkerOptions, 'config'>> & { config?: Partial<WorkerConfig>; dispatch?: Runtime['dispatch'] } = {},
+): Worker {
+  const { config, dispatch, ...rest } = options;
+  return new Worker({
+    db,
+    engine: {
+      registry: runtime.registry,
+      config: runtime.config,
+      logger: silentLogger(),
+      dispatch: dispatch ?? (() => Promise.reject(new Error('unused'))),
+      runLogs: { create: createRunLogger, write: writeLog },
+    },
+    config: { ...runtime.config.worker, ...config },
+    logger: silentLogger(),
+    ...rest,
+  });
+}
