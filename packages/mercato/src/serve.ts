@@ -153,7 +153,10 @@ export function mcpOf(runtime: Runtime): Mcp {
 }
 
 /** Starts a worker on the runtime's database; it is stopped gracefully when the runtime closes. */
-export async function startWorker(runtime: Runtime, options: { concurrency?: number; heartbeatIntervalMs?: number } = {}): Promise<Worker> {
+export async function startWorker(
+  runtime: Runtime,
+  options: { concurrency?: number; prefetch?: number; heartbeatIntervalMs?: number } = {},
+): Promise<Worker> {
   const worker = new Worker({
     db: runtime.db,
     engine: {
@@ -169,6 +172,7 @@ export async function startWorker(runtime: Runtime, options: { concurrency?: num
     },
     config: runtime.config.worker,
     concurrency: options.concurrency,
+    prefetch: options.prefetch,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     logger: runtime.logger,
   });

@@ -4,6 +4,8 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../app/validate.ts';
+import { MAX_PREFETCH } from '../app/validate/flows.ts';
+import { databaseUnavailableReason } from '../db/unavailable.ts';
 import { parseDuration } from '../app/duration.ts';
 import type { Duration } from '../app/types.ts';
 import { RouteLoadError } from '../routes/loader.ts';
@@ -26,6 +28,7 @@ export interface CliValues {
   port?: number;
   simPort?: number;
   concurrency?: number;
+  prefetch?: number;
   metricsPort?: number;
   quiet?: boolean;
   logLevel?: string;
@@ -56,6 +59,13 @@ export function parsePort(raw: string): number {
 
 export function parsePositiveInt(raw: string): number {
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new InvalidArgumentError(`must be a positive integer (got "${raw}")`);
+  return Number(raw);
+}
+
+/** `--prefetch`: an integer from 0 (off) to MAX_PREFETCH, like `worker.prefetch`. */
+export function parsePrefetch(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) > MAX_PREFETCH)
+    throw new InvalidArgumentError(`must be an integer from 0 (off) to ${MAX_PREFETCH} (got "${raw}")`);
   return Number(raw);
 }
 
@@ -159,6 +169,12 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
       new Option('--concurrency <n>', 'maximum active runs (default: worker.concurrency from the config, else 5)').argParser(
         parsePositiveInt,
       ),
+    )
+    .addOption(
+      new Option(
+        '--prefetch <n>',
+        `most runs claimed ahead of the free slots when there is a backlog, 0 to ${MAX_PREFETCH}; 0 turns it off (default: worker.prefetch from the config, else 100)`,
+      ).argParser(parsePrefetch),
     )
     .addOption(
       new Option(
@@ -278,6 +294,29 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
     io.err(`${prefix}: ${error.message}`);
     return error instanceof CliError ? error.exitCode : 1;
   }
+  const database = databaseConnectionProblem(error);
+  if (database) {
+    io.err(`${prefix}: ${database}`);
+    return 1;
+  }
   io.err(`${prefix}: unexpected error: ${(error as Error)?.stack ?? String(error)}`);
   return 1;
+}
+
+/** SQLSTATEs of a server that answered but refused the connection: bad password, no such role, no such database. */
+const REFUSED_CONNECTION_SQLSTATES: ReadonlySet<string> = new Set(['28P01', '28000', '3D000']);
+
+/**
+ * A database that cannot be reached or refuses the connection is the operator's to fix, not a bug: one line saying what
+ * happened and what to check, no stack. The message is the driver's (it names host and port, never the password).
+ */
+export function databaseConnectionProblem(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : String(error);
+  const unreachable = databaseUnavailableReason(error);
+  if (unreachable !== undefined)
+    return `cannot reach the database (${unreachable === message ? message : `${unreachable}: ${message}`}); check DATABASE_URL and that PostgreSQL is running and accepts connections`;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && REFUSED_CONNECTION_SQLSTATES.has(code))
+    return `the database refused the connection (${code}: ${message}); check the user, password and database name in DATABASE_URL`;
+  return undefined;
 }

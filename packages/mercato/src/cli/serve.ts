@@ -74,8 +74,8 @@ export async function runServe(command: 'dev' | 'start' | 'worker', values: CliV
     const db = describeDb(runtime);
     if (command === 'worker') {
       const effective = values.concurrency ?? runtime.config.worker.concurrency;
-      const worker = await startWorker(runtime, { concurrency: effective });
-      io.out(`mercato worker ${runtime.version} (${worker.id}): database ${db}; concurrency ${effective}`);
+      const worker = await startWorker(runtime, { concurrency: effective, prefetch: values.prefetch });
+      io.out(`mercato worker ${runtime.version} (${worker.id}): database ${db}; concurrency ${effective}; prefetch ${worker.prefetch}`);
       if (runtime.env.metricsPort !== undefined) {
         const ops = await serveOperations(runtime, { port: runtime.env.metricsPort, hostname: runtime.env.bindAddress });
         const base = `http://localhost:${ops.port}`;

@@ -40,6 +40,8 @@ export interface WorkerOptions {
   config: WorkerConfig;
   /** Overrides config.concurrency (the CLI flag). */
   concurrency?: number;
+  /** Overrides config.prefetch (the CLI flag). */
+  prefetch?: number;
   logger: Logger;
   workerId?: string;
   maxLostLeases?: number;
@@ -94,7 +96,7 @@ export class Worker {
   constructor(private readonly options: WorkerOptions) {
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = options.concurrency ?? options.config.concurrency;
-    this.prefetch = options.config.prefetch ?? 0;
+    this.prefetch = options.prefetch ?? options.config.prefetch ?? 0;
     this.exec = options.db.query;
     // the runs completing in the same turn share one statement and one commit
     this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? completionBatcher(this.exec) };

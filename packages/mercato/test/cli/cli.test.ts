@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,13 +84,17 @@ describe('mercato CLI', () => {
       code: 2,
       err: expect.stringContaining('must be a positive integer'),
     });
+    expect(run(['worker', '--prefetch=5000'], MINIMAL)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('must be an integer from 0 (off) to 1000 (got "5000")'),
+    });
   });
 
   it('each command has its own --help with its options and an example; typos get the nearest command or option', () => {
     for (const [cmd, options] of [
       ['dev', ['--port', '--sim-port', '--quiet', '--no-watch', '--log-level', '--config']],
       ['start', ['--port', '--log-level', '--config']],
-      ['worker', ['--concurrency', '--log-level', '--config']],
+      ['worker', ['--concurrency', '--prefetch', '--log-level', '--config']],
       ['migrate', ['--config']],
       ['check', ['--config']],
       ['init', ['--force', '--mercato', '<dir>']],
@@ -233,6 +238,28 @@ describe('mercato CLI', () => {
     expect(blank.out).toContain('Migrating embedded database');
   });
 
+  it('migrate against a database it cannot reach or that refuses it: one line saying what to check, no stack, no password', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const closed = run(['migrate'], MINIMAL, baseEnv({ DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${port}/app` }));
+    expect(closed.code).toBe(1);
+    expect(closed.err.trim()).toBe(
+      `mercato migrate: cannot reach the database (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:${port}); check DATABASE_URL and that PostgreSQL is running and accepts connections`,
+    );
+    expect(closed.out + closed.err).not.toContain('hunter2');
+    if (!process.env.DATABASE_URL) return; // the refusals need a PostgreSQL server
+    const server = new URL(process.env.DATABASE_URL);
+    const missing = `mercato_missing_${Math.random().toString(36).slice(2, 10)}`;
+    const refused = run(['migrate'], MINIMAL, baseEnv({ DATABASE_URL: `postgres://${server.username}@${server.host}/${missing}` }));
+    expect(refused.code).toBe(1);
+    expect(refused.err.trim()).toBe(
+      `mercato migrate: the database refused the connection (3D000: database "${missing}" does not exist); check the user, password and database name in DATABASE_URL`,
+    );
+    expect(refused.err).not.toMatch(/^\s+at /m);
+  });
+
   it('dev serves the API, runs flows in-process, mints preview tokens, and stops on SIGTERM', async () => {
     const s = startServer(['dev', '--port', '0'], MINIMAL, baseEnv({ PORT: undefined }));
     const url = await s.url;
@@ -282,7 +309,8 @@ describe('mercato CLI', () => {
     expect(await s.exited).toBe(0);
   });
 
-  it('worker: --concurrency beats worker.concurrency from the config, which beats 5', async () => {
+  it('worker: --concurrency beats worker.concurrency from the config, which beats 5; --prefetch beats worker.prefetch (100)', async () => {
+    let prefetch = '';
     const started = (args: string[], config = join(MINIMAL, 'service.config.ts'), extra: Record<string, string> = {}) =>
       new Promise<string>((resolveLine, reject) => {
         const child = spawn(process.execPath, [BIN, 'worker', '--config', config, ...args], {
@@ -293,9 +321,10 @@ describe('mercato CLI', () => {
         let out = '';
         child.stdout.on('data', (d: Buffer) => {
           out += d.toString();
-          const m = /concurrency (\d+)/.exec(out);
+          const m = /concurrency (\d+); prefetch (\d+)/.exec(out);
           if (m) {
             child.kill('SIGTERM');
+            prefetch = m[2];
             resolveLine(m[1]);
           }
         });
@@ -305,6 +334,9 @@ describe('mercato CLI', () => {
     // the demo's provider has a secret field: its worker needs a key (docs/secrets.md)
     expect(await started([], join(DEMO, 'service.config.ts'), { ENCRYPTION_KEY: KEY })).toBe('5'); // demo sets worker.concurrency 5
     expect(await started([])).toBe('2'); // minimal-app sets worker.concurrency 2
+    expect(prefetch).toBe('100');
+    expect(await started(['--prefetch=0'])).toBe('2');
+    expect(prefetch).toBe('0');
   });
 
   it('dev and start refuse to start with invalid public routes, naming the files', () => {

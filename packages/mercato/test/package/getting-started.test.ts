@@ -327,7 +327,7 @@ async function startProduction(command: string, script: string, ctx: TestContext
     // production has no admin preview
     expect((await fetch(`${m[1]}/__mercato/preview/`)).status).toBe(404);
   } else {
-    await server.waitFor(/^mercato worker \S+ \(.+\): database PostgreSQL .*; concurrency \d+$/m, 120_000);
+    await server.waitFor(/^mercato worker \S+ \(.+\): database PostgreSQL .*; concurrency \d+; prefetch \d+$/m, 120_000);
   }
 }
 
