@@ -8,7 +8,8 @@ import type { ResolvedPlatform } from './app/platform.ts';
 import { resolveStartup } from './app/startup.ts';
 import type { AdminGraphqlClient, ProviderConnectors, ProvidersMap, ResolvedConfig } from './app/types.ts';
 import { type Database, openDatabase } from './db/engine.ts';
-import { migrate } from './db/migrate.ts';
+import { migrate, migrationStatus } from './db/migrate.ts';
+import { ConfigError } from './app/validate.ts';
 import { type Logger, createLogger } from './logger.ts';
 import { createSecrets } from './secrets/index.ts';
 import type { Secrets } from './secrets/types.ts';
@@ -86,12 +87,15 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
   const db =
     options.db ??
     (await openDatabase(
-      env.databaseUrl ? { url: env.databaseUrl, applicationName: `mercato-${options.mode}`, log: logger } : { dataDir: env.dataDir },
+      env.databaseUrl
+        ? { url: env.databaseUrl, applicationName: `mercato-${options.mode}`, log: logger, poolSize: env.dbPoolSize }
+        : { dataDir: env.dataDir },
     ));
   const closers: Array<() => Promise<void> | void> = [];
   if (ownsDb) closers.push(() => db.close());
   try {
-    if (options.migrate !== false) await migrate(db);
+    if (options.migrate !== false && env.migrateOnStart) await migrate(db);
+    else if (options.migrate !== false) await refuseDatabaseBehind(db);
   } catch (error) {
     if (ownsDb) await db.close();
     throw error;
@@ -152,4 +156,16 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
       }
     },
   };
+}
+
+/**
+ * MERCATO_MIGRATE_ON_START=false: migrations are `mercato migrate`'s job (a release step), so a process started on a
+ * database that lacks some refuses to start, naming them, instead of failing later on a missing table or column.
+ */
+async function refuseDatabaseBehind(db: Database): Promise<void> {
+  const status = await migrationStatus(db);
+  if (status.pending.length === 0) return;
+  throw new ConfigError([
+    `MERCATO_MIGRATE_ON_START is false and the database lacks ${status.pending.length} migration(s) of this version (${status.pending.join(', ')}): run \`mercato migrate\` first`,
+  ]);
 }

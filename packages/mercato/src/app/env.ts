@@ -32,7 +32,15 @@ export interface RuntimeEnv {
   metricsToken?: string;
   /** MERCATO_METRICS_PORT: `mercato worker` serves /metrics, /healthz and /readyz on this port; unset → no such server. */
   metricsPort?: number;
+  /** MERCATO_DB_POOL_SIZE: connections the process may open to PostgreSQL (default 10). */
+  dbPoolSize: number;
+  /** MERCATO_MIGRATE_ON_START: `false` leaves migrations to `mercato migrate`, and start-up refuses a database behind. */
+  migrateOnStart: boolean;
 }
+
+export const DEFAULT_DB_POOL_SIZE = 10;
+/** More connections than this from one process is a typo, not a plan (PostgreSQL's default max_connections is 100). */
+export const MAX_DB_POOL_SIZE = 1000;
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_LOG_LEVEL = 'info';
@@ -73,6 +81,22 @@ function parseNamedPort(name: string, raw: string, problems: string[]): number |
   if (Number.isInteger(port) && port <= 65535) return port;
   problems.push(`${name}: ${JSON.stringify(raw)} is not a port number (an integer from 0 to 65535)`);
   return undefined;
+}
+
+function parsePoolSize(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined) return DEFAULT_DB_POOL_SIZE;
+  const n = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (Number.isInteger(n) && n >= 1 && n <= MAX_DB_POOL_SIZE) return n;
+  problems.push(`MERCATO_DB_POOL_SIZE: ${JSON.stringify(raw)} is not a connection count (an integer from 1 to ${MAX_DB_POOL_SIZE})`);
+  return DEFAULT_DB_POOL_SIZE;
+}
+
+function parseBoolean(name: string, raw: string | undefined, fallback: boolean, problems: string[]): boolean {
+  if (raw === undefined) return fallback;
+  if (/^(true|1|yes)$/i.test(raw)) return true;
+  if (/^(false|0|no)$/i.test(raw)) return false;
+  problems.push(`${name}: ${JSON.stringify(raw)} is not true or false`);
+  return fallback;
 }
 
 function parseBindAddress(raw: string | undefined, mode: RunMode, problems: string[]): string {
@@ -221,6 +245,8 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   const metricsToken = read(env, 'MERCATO_METRICS_TOKEN');
   const metricsPortRaw = read(env, 'MERCATO_METRICS_PORT');
   const metricsPort = metricsPortRaw === undefined ? undefined : parseNamedPort('MERCATO_METRICS_PORT', metricsPortRaw, problems);
+  const dbPoolSize = parsePoolSize(read(env, 'MERCATO_DB_POOL_SIZE'), problems);
+  const migrateOnStart = parseBoolean('MERCATO_MIGRATE_ON_START', read(env, 'MERCATO_MIGRATE_ON_START'), true, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const result: RuntimeEnv = {
@@ -231,6 +257,8 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
     dataDir,
     previousEncryptionKeys: keys.previousEncryptionKeys,
     logLevel,
+    dbPoolSize,
+    migrateOnStart,
   };
   if (databaseUrl !== undefined) result.databaseUrl = databaseUrl;
   if (platformOrigin !== undefined) result.platformOrigin = platformOrigin;

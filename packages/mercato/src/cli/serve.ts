@@ -165,7 +165,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     loadConfig(io.cwd, values.config),
     openDatabase(
       sessionEnv.databaseUrl
-        ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev', log: logger }
+        ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev', log: logger, poolSize: sessionEnv.dbPoolSize }
         : { dataDir: sessionEnv.dataDir },
     ),
     startDevPlatform(env, { port: simPort }),

@@ -23,6 +23,8 @@ describe('loadRuntimeEnv defaults', () => {
       dataDir: join(projectDir, '.mercato', 'db'),
       previousEncryptionKeys: [],
       logLevel: 'info',
+      dbPoolSize: 10,
+      migrateOnStart: true,
     });
   });
 
@@ -59,6 +61,8 @@ describe('loadRuntimeEnv values', () => {
         ENCRYPTION_KEY: KEY.toUpperCase(),
         ENCRYPTION_KEY_PREVIOUS: `${OLD_KEY}, ${'b'.repeat(64)}`,
         LOG_LEVEL: 'DEBUG',
+        MERCATO_DB_POOL_SIZE: '40',
+        MERCATO_MIGRATE_ON_START: 'no',
       },
       'start',
     );
@@ -73,6 +77,8 @@ describe('loadRuntimeEnv values', () => {
       encryptionKey: KEY,
       previousEncryptionKeys: [OLD_KEY, 'b'.repeat(64)],
       logLevel: 'debug',
+      dbPoolSize: 40,
+      migrateOnStart: false,
     });
   });
 
