@@ -1,6 +1,23 @@
 /** JSON-RPC 2.0 pieces of the MCP endpoint: codes, the error class thrown inside handlers, message shapes. */
 
 export const PROTOCOL_VERSION = '2025-11-25';
+
+/**
+ * The request methods of MCP 2025-11-25 a client may send: the ones this server answers (protocol.ts) and the ones it
+ * answers -32601. Metrics keep these as labels; anything else is `other`.
+ */
+export const MCP_METHOD_NAMES = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'prompts/list',
+  'completion/complete',
+  'logging/setLevel',
+] as const;
 export const PROTOCOL_HEADER = 'MCP-Protocol-Version';
 export const MAX_REQUEST_BYTES = 1_000_000;
 

@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PoolStats } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { Logger } from '../logger.ts';
+import { MCP_METHOD_NAMES } from '../mcp/rpc.ts';
 
 /** Due runs of a flow (flows/store/queue.ts). */
 export interface QueueSample {
@@ -23,7 +24,7 @@ export interface MetricsOptions {
   /** The connection pool now (PostgreSQL). */
   pool?: () => PoolStats;
   /** The worker of this process, when it runs one. */
-  worker?: () => { active: number; queued: number; concurrency: number } | undefined;
+  worker?: () => WorkerFigures | undefined;
   /** How long a queue reading is reused (default 5 s): a scrape every second costs at most one query per 5 s. */
   queueCacheMs?: number;
   /** process_* and nodejs_* metrics (default true). */
@@ -32,24 +33,21 @@ export interface MetricsOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
+/** What the worker gauges read from the process's worker. */
+export interface WorkerFigures {
+  active: number;
+  queued: number;
+  concurrency: number;
+}
+
 /** Distinct values a label keeps; later ones are reported as `other` (a guard: label values come from code, not from users). */
 export const MAX_LABEL_VALUES = 500;
 export const OTHER = 'other';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-const MCP_METHODS = new Set([
-  'initialize',
-  'ping',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/read',
-  'resources/templates/list',
-  'prompts/list',
-  'completion/complete',
-  'logging/setLevel',
-]);
+/** MCP methods keep their name as a label; anything else a client sends is `other`. */
+const MCP_METHODS: ReadonlySet<string> = new Set(MCP_METHOD_NAMES);
 
 /** A label's values, at most `max` distinct; the rest become `other`. */
 function boundedLabel(max = MAX_LABEL_VALUES): (value: string) => string {
@@ -244,36 +242,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
   }
   if (options.worker) {
     const worker = options.worker;
-    new Gauge({
-      name: 'mercato_worker_active_runs',
-      help: 'Runs this worker is executing',
-      registers,
-      collect() {
-        this.reset();
-        const w = worker();
-        if (w) this.set(w.active);
-      },
-    });
-    new Gauge({
-      name: 'mercato_worker_queued_runs',
-      help: 'Runs this worker claimed ahead and has not started yet (worker.prefetch)',
-      registers,
-      collect() {
-        this.reset();
-        const w = worker();
-        if (w) this.set(w.queued);
-      },
-    });
-    new Gauge({
-      name: 'mercato_worker_concurrency',
-      help: 'Runs this worker may execute at once',
-      registers,
-      collect() {
-        this.reset();
-        const w = worker();
-        if (w) this.set(w.concurrency);
-      },
-    });
+    const workerGauges: Array<[name: string, help: string, read: (w: WorkerFigures) => number]> = [
+      ['mercato_worker_active_runs', 'Runs this worker is executing', (w) => w.active],
+      ['mercato_worker_queued_runs', 'Runs this worker claimed ahead and has not started yet (worker.prefetch)', (w) => w.queued],
+      ['mercato_worker_concurrency', 'Runs this worker may execute at once', (w) => w.concurrency],
+    ];
+    for (const [name, help, read] of workerGauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          const w = worker();
+          if (w) this.set(read(w));
+        },
+      });
+    }
   }
 
   const seconds = (ms: number) => Math.max(0, ms) / 1000;

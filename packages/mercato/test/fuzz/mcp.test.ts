@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
+import { MCP_METHOD_NAMES } from '../../src/mcp/rpc.ts';
 import {
   type FuzzRequest,
   type FuzzServer,
@@ -32,19 +33,8 @@ import {
 
 const CASES = casesFor(0.15);
 
-const METHODS = [
-  'initialize',
-  'ping',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/read',
-  'resources/templates/list',
-  'prompts/list',
-  'notifications/initialized',
-  'logging/setLevel',
-  'completion/complete',
-];
+/** Every request method of MCP, answered or not, and a notification (which gets no answer). */
+const METHODS = [...MCP_METHOD_NAMES, 'notifications/initialized'];
 const TOOLS = [
   'service.shops.list',
   'service.admin.graphql',
