@@ -140,9 +140,13 @@ export async function launch(origin: string): Promise<Watched> {
     const entry = seen.get(req);
     if (!entry) return;
     entry.end = Date.now();
-    void req.response().then((res) => {
-      if (res) entry.status = res.status();
-    });
+    // the page may close while the status is read (the suite's end): the request is done either way
+    req
+      .response()
+      .then((res) => {
+        if (res) entry.status = res.status();
+      })
+      .catch(() => {});
   });
   page.on('requestfailed', (req) => {
     const entry = seen.get(req);
