@@ -142,7 +142,7 @@ describeEngines('terminal events', (get) => {
     expect(lines.find((l) => l.includes(' → '))).toMatch(
       new RegExp(`^${TIME} → syncOrders dispatched  ${esc(SHOP)}  via api  ${runLink(runId)}$`),
     );
-    expect(lines.at(-2)).toMatch(new RegExp(`^${TIME} ▶ syncOrders started  ${esc(SHOP)}  ${runLink(runId)}$`));
+    expect(lines.find((l) => l.includes(' ▶ '))).toMatch(new RegExp(`^${TIME} ▶ syncOrders started  ${esc(SHOP)}  ${runLink(runId)}$`));
     expect(lines.at(-1)).toMatch(new RegExp(`^${TIME} ✓ syncOrders completed  ${esc(SHOP)}  ${DURATION}  ${runLink(runId)}$`));
     expect(lines.join('\n')).not.toContain('\x1b[');
 
