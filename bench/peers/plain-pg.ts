@@ -5,6 +5,10 @@
  *   node --import tsx bench/peers/plain-pg.ts prepare   creates the tables (if needed), empties them and queues
  *                                                       BENCH_RUNS jobs held back (available_at one hour ahead)
  *   node --import tsx bench/peers/plain-pg.ts work      the worker: prints "ready", runs until SIGTERM
+ *   node --import tsx bench/peers/plain-pg.ts work-batched
+ *                                                       the same durable shape with graphile-worker's batching: a
+ *                                                       local queue of up to PLAIN_BATCH claimed jobs, and the step rows
+ *                                                       and completions of the jobs that finish together in one statement
  *
  * Worker: BENCH_CONCURRENCY slots (default 10). One claim loop takes as many due jobs as there are free slots in one
  * statement (`FOR UPDATE SKIP LOCKED`, status → running, started_at = now(), RETURNING), and hands each to a slot, which
@@ -48,6 +52,16 @@ const STEP = { name: 'plain_step', text: `insert into plain_steps (job_id, name,
 const COMPLETE = {
   name: 'plain_complete',
   text: `update plain_jobs set status = 'completed', finished_at = now() where id = $1 and status = 'running'`,
+};
+
+/** The batched worker: one statement inserts the step rows of the finished jobs and marks them completed. */
+const COMPLETE_BATCH = {
+  name: 'plain_complete_batch',
+  text: `with v as (select unnest($1::bigint[]) as id, unnest($2::jsonb[]) as result),
+         fin as (update plain_jobs j set status = 'completed', finished_at = now()
+                 from v where j.id = v.id and j.status = 'running' returning j.id),
+         step as (insert into plain_steps (job_id, name, result) select v.id, 'only', v.result from v join fin on fin.id = v.id)
+         select count(*)::int as n from fin`,
 };
 
 const url = process.env.DATABASE_URL;
@@ -148,7 +162,118 @@ async function work() {
   });
 }
 
+/**
+ * Batched: jobs are claimed ahead into a local queue (up to PLAIN_BATCH, refilled when half empty), BENCH_CONCURRENCY
+ * slots take jobs from it, and the jobs that finish in the same turn of the event loop are completed together (step rows
+ * and job updates in one statement, at most two statements in flight). The shape a one-step Mercato run has with its
+ * claiming ahead and batched completions, without anything else Mercato does per run.
+ */
+async function workBatched() {
+  const concurrency = num('BENCH_CONCURRENCY', 10);
+  const batch = num('PLAIN_BATCH', 500);
+  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'plain-pg-worker' });
+  const listener = new pg.Client({ connectionString: url, application_name: 'plain-pg-listen' });
+  await listener.connect();
+  let stopping = false;
+  let wakeClaim: (() => void) | undefined;
+  const nudge = () => {
+    const w = wakeClaim;
+    wakeClaim = undefined;
+    w?.();
+  };
+  listener.on('notification', nudge);
+  await listener.query(`listen ${PLAIN_CHANNEL}`);
+
+  const queue: Array<{ id: string; payload: { n: number } }> = [];
+  let busy = 0;
+  const finished: Array<{ id: string; result: string }> = [];
+  let completing = 0;
+  let flushScheduled = false;
+  const completions = new Set<Promise<void>>();
+  const flush = () => {
+    flushScheduled = false;
+    if (finished.length === 0 || completing >= 2) return;
+    const items = finished.splice(0, 1000);
+    completing++;
+    const p = pool
+      .query({ ...COMPLETE_BATCH, values: [items.map((i) => i.id), items.map((i) => i.result)] })
+      .then(
+        () => {},
+        (error: unknown) => void process.stderr.write(`plain-pg: completion failed: ${(error as Error).message}\n`),
+      )
+      .finally(() => {
+        completing--;
+        completions.delete(p);
+        if (finished.length > 0) scheduleFlush();
+      });
+    completions.add(p);
+  };
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
+  const startSlots = () => {
+    while (busy < concurrency && queue.length > 0) {
+      const job = queue.shift()!;
+      busy++;
+      // the job's one step (a no-op returning its input), then its completion joins the next batch
+      void Promise.resolve(job.payload.n).then((value) => {
+        busy--;
+        finished.push({ id: job.id, result: JSON.stringify(value) });
+        scheduleFlush();
+        startSlots();
+        if (queue.length <= batch / 2) nudge();
+      });
+    }
+  };
+  const loop = async () => {
+    while (!stopping) {
+      if (queue.length > batch / 2) {
+        await new Promise<void>((resolve) => (wakeClaim = resolve));
+        continue;
+      }
+      let rows: Array<{ id: string; payload: { n: number } }> = [];
+      try {
+        rows = (await pool.query({ ...CLAIM, values: [batch - queue.length] })).rows;
+      } catch (error) {
+        if (!stopping) process.stderr.write(`plain-pg: claim failed: ${(error as Error).message}\n`);
+      }
+      if (rows.length === 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 1000);
+          wakeClaim = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        continue;
+      }
+      queue.push(...rows);
+      startSlots();
+    }
+  };
+  const done = loop();
+  process.stdout.write('ready\n');
+  process.once('SIGTERM', () => {
+    stopping = true;
+    nudge();
+    void done
+      .then(async () => {
+        while (busy > 0 || finished.length > 0 || completions.size > 0) {
+          flush();
+          await Promise.all(completions);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })
+      .then(() => listener.end())
+      .then(() => pool.end())
+      .then(() => process.exit(0));
+  });
+}
+
 const mode = process.argv[2];
 if (mode === 'prepare') await prepare();
 else if (mode === 'work') await work();
-else throw new Error(`plain-pg: unknown mode "${mode}" (prepare | work)`);
+else if (mode === 'work-batched') await workBatched();
+else throw new Error(`plain-pg: unknown mode "${mode}" (prepare | work | work-batched)`);
