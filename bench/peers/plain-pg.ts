@@ -57,10 +57,10 @@ const COMPLETE = {
 /** The batched worker: one statement inserts the step rows of the finished jobs and marks them completed. */
 const COMPLETE_BATCH = {
   name: 'plain_complete_batch',
-  text: `with v as (select unnest($1::bigint[]) as id, unnest($2::jsonb[]) as result),
-         fin as (update plain_jobs j set status = 'completed', finished_at = now()
-                 from v where j.id = v.id and j.status = 'running' returning j.id),
-         step as (insert into plain_steps (job_id, name, result) select v.id, 'only', v.result from v join fin on fin.id = v.id)
+  text: `with fin as (update plain_jobs set status = 'completed', finished_at = now()
+                 where id = any($1::bigint[]) and status = 'running' returning id),
+         step as (insert into plain_steps (job_id, name, result)
+                  select v.id, 'only', v.result from unnest($1::bigint[], $2::jsonb[]) as v(id, result) join fin on fin.id = v.id)
          select count(*)::int as n from fin`,
 };
 
