@@ -675,7 +675,12 @@ async function idleWorker(tag: string): Promise<IdleWorkerFigures> {
 
 const FIGURES: Array<{ key: keyof ThroughputFigures; name: string; title: string; decimals: number; target?: number }> = [
   { key: 'rateDb', name: 'runs/s (database)', title: 'runs/s from the database timestamps: N / (last finish − first start)', decimals: 0 },
-  { key: 'rateWall', name: 'runs/s (wall)', title: 'runs/s by wall clock: N / (release committed → poll that saw all finished)', decimals: 0 },
+  {
+    key: 'rateWall',
+    name: 'runs/s (wall)',
+    title: 'runs/s by wall clock: N / (release committed → poll that saw all finished)',
+    decimals: 0,
+  },
   {
     key: 'statementsPerRun',
     name: 'statements/run',

@@ -99,7 +99,15 @@ async function measure(db: Database, tag: string): Promise<Figures> {
         leaseToken: token,
         outputJson: result,
         lastStep: {
-          write: { runId: run.id, leaseToken: token, appHandle: run.appHandle, shop: run.shop, name: 'only', attempt: run.attempt, startedAt },
+          write: {
+            runId: run.id,
+            leaseToken: token,
+            appHandle: run.appHandle,
+            shop: run.shop,
+            name: 'only',
+            attempt: run.attempt,
+            startedAt,
+          },
           resultJson: result,
         },
       };
@@ -179,7 +187,8 @@ async function main() {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
       commit: git(['rev-parse', '--short', 'HEAD']),
-      uncommittedChanges: git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations', 'bench/run-storage.ts']) !== '',
+      uncommittedChanges:
+        git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations', 'bench/run-storage.ts']) !== '',
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, postgres },
       settings: { runs: RUNS, rounds: ROUNDS, batch: BATCH },
       rounds,

@@ -68,6 +68,65 @@ const url = process.env.DATABASE_URL;
 if (!url) throw new Error('plain-pg: DATABASE_URL is required');
 const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 
+type Job = { id: string; payload: { n: number } };
+
+/** Claims up to `limit` due jobs (the CLAIM statement); none on an error, which is printed unless the worker is stopping. */
+async function claimJobs(pool: pg.Pool, limit: number, stopping: () => boolean): Promise<Job[]> {
+  try {
+    return (await pool.query<Job>({ ...CLAIM, values: [limit] })).rows;
+  } catch (error) {
+    if (!stopping()) process.stderr.write(`plain-pg: claim failed: ${(error as Error).message}\n`);
+    return [];
+  }
+}
+
+/** Nothing due: waits until the function handed to `setWake` is called (a NOTIFY, a free slot) or 1 s (the poll). */
+function idle(setWake: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 1000);
+    setWake(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** The worker's pool, and a LISTEN connection whose notifications call the function set by `waitFor` (so does `nudge`). */
+async function connectWorker(poolSize: number) {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'plain-pg-worker' });
+  const listener = new pg.Client({ connectionString: url, application_name: 'plain-pg-listen' });
+  await listener.connect();
+  let waiting: (() => void) | undefined;
+  const nudge = () => {
+    const w = waiting;
+    waiting = undefined;
+    w?.();
+  };
+  listener.on('notification', nudge);
+  await listener.query(`listen ${PLAIN_CHANNEL}`);
+  return { pool, listener, nudge, waitFor: (wake: () => void) => void (waiting = wake) };
+}
+
+/** Prints "ready", runs `loop`; on SIGTERM: `stop()`, waits for the loop and `drain()`, closes the connections, exits. */
+function serveUntilSigterm(
+  c: { pool: pg.Pool; listener: pg.Client; nudge: () => void },
+  loop: () => Promise<void>,
+  stop: () => void,
+  drain: () => Promise<unknown>,
+) {
+  const done = loop();
+  process.stdout.write('ready\n');
+  process.once('SIGTERM', () => {
+    stop();
+    c.nudge();
+    void done
+      .then(drain)
+      .then(() => c.listener.end())
+      .then(() => c.pool.end())
+      .then(() => process.exit(0));
+  });
+}
+
 async function prepare() {
   const client = new pg.Client({ connectionString: url, application_name: 'plain-pg-prepare' });
   await client.connect();
@@ -86,24 +145,13 @@ async function prepare() {
 
 async function work() {
   const concurrency = num('BENCH_CONCURRENCY', 10);
-  const pool = new pg.Pool({ connectionString: url, max: concurrency + 1, application_name: 'plain-pg-worker' });
-  const listener = new pg.Client({ connectionString: url, application_name: 'plain-pg-listen' });
-  await listener.connect();
-
-  let wake: (() => void) | undefined;
-  const nudge = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  listener.on('notification', nudge);
-  await listener.query(`listen ${PLAIN_CHANNEL}`);
+  const { pool, listener, nudge, waitFor } = await connectWorker(concurrency + 1);
 
   let stopping = false;
   let free = concurrency;
   const inFlight = new Set<Promise<void>>();
 
-  const runJob = async (job: { id: string; payload: { n: number } }) => {
+  const runJob = async (job: Job) => {
     // the job's one step: its result row, committed on its own ...
     await pool.query({ ...STEP, values: [job.id, JSON.stringify(job.payload.n)] });
     // ... then the completion, committed on its own
@@ -113,24 +161,12 @@ async function work() {
   const loop = async () => {
     while (!stopping) {
       if (free === 0) {
-        await new Promise<void>((resolve) => (wake = resolve));
+        await new Promise<void>((resolve) => waitFor(resolve));
         continue;
       }
-      let rows: Array<{ id: string; payload: { n: number } }> = [];
-      try {
-        rows = (await pool.query({ ...CLAIM, values: [free] })).rows;
-      } catch (error) {
-        if (!stopping) process.stderr.write(`plain-pg: claim failed: ${(error as Error).message}\n`);
-      }
+      const rows = await claimJobs(pool, free, () => stopping);
       if (rows.length === 0) {
-        // nothing due: sleep until a NOTIFY or a slot frees up, or 1 s (the poll)
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 1000);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        await idle(waitFor);
         continue;
       }
       for (const job of rows) {
@@ -149,17 +185,12 @@ async function work() {
     }
   };
 
-  const done = loop();
-  process.stdout.write('ready\n');
-  process.once('SIGTERM', () => {
-    stopping = true;
-    nudge();
-    void done
-      .then(() => Promise.all(inFlight))
-      .then(() => listener.end())
-      .then(() => pool.end())
-      .then(() => process.exit(0));
-  });
+  serveUntilSigterm(
+    { pool, listener, nudge },
+    loop,
+    () => (stopping = true),
+    () => Promise.all(inFlight),
+  );
 }
 
 /**
@@ -171,20 +202,10 @@ async function work() {
 async function workBatched() {
   const concurrency = num('BENCH_CONCURRENCY', 10);
   const batch = num('PLAIN_BATCH', 500);
-  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'plain-pg-worker' });
-  const listener = new pg.Client({ connectionString: url, application_name: 'plain-pg-listen' });
-  await listener.connect();
+  const { pool, listener, nudge, waitFor } = await connectWorker(4);
   let stopping = false;
-  let wakeClaim: (() => void) | undefined;
-  const nudge = () => {
-    const w = wakeClaim;
-    wakeClaim = undefined;
-    w?.();
-  };
-  listener.on('notification', nudge);
-  await listener.query(`listen ${PLAIN_CHANNEL}`);
 
-  const queue: Array<{ id: string; payload: { n: number } }> = [];
+  const queue: Job[] = [];
   let busy = 0;
   const finished: Array<{ id: string; result: string }> = [];
   let completing = 0;
@@ -230,46 +251,30 @@ async function workBatched() {
   const loop = async () => {
     while (!stopping) {
       if (queue.length > batch / 2) {
-        await new Promise<void>((resolve) => (wakeClaim = resolve));
+        await new Promise<void>((resolve) => waitFor(resolve));
         continue;
       }
-      let rows: Array<{ id: string; payload: { n: number } }> = [];
-      try {
-        rows = (await pool.query({ ...CLAIM, values: [batch - queue.length] })).rows;
-      } catch (error) {
-        if (!stopping) process.stderr.write(`plain-pg: claim failed: ${(error as Error).message}\n`);
-      }
+      const rows = await claimJobs(pool, batch - queue.length, () => stopping);
       if (rows.length === 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 1000);
-          wakeClaim = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        await idle(waitFor);
         continue;
       }
       queue.push(...rows);
       startSlots();
     }
   };
-  const done = loop();
-  process.stdout.write('ready\n');
-  process.once('SIGTERM', () => {
-    stopping = true;
-    nudge();
-    void done
-      .then(async () => {
-        while (busy > 0 || finished.length > 0 || completions.size > 0) {
-          flush();
-          await Promise.all(completions);
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })
-      .then(() => listener.end())
-      .then(() => pool.end())
-      .then(() => process.exit(0));
-  });
+  serveUntilSigterm(
+    { pool, listener, nudge },
+    loop,
+    () => (stopping = true),
+    async () => {
+      while (busy > 0 || finished.length > 0 || completions.size > 0) {
+        flush();
+        await Promise.all(completions);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    },
+  );
 }
 
 const mode = process.argv[2];
