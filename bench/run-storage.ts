@@ -7,7 +7,11 @@
  * drives them through the worker's own statements, the production functions `claimRuns` (claims of BENCH_BATCH) and
  * `completeRuns` (each claimed run completed with its one step's checkpoint, one statement per claim), until none is
  * left. The figure is the CPU of that connection's backend (/proc) ÷ runs, and the wall time ÷ runs: no worker, no
- * event loop, no other client, so it is the database's share of a run alone. Writes bench/results/run-storage.json.
+ * event loop, no other client, so it is the database's share of a run alone.
+ *
+ * Then the other side of the trade, the admin's run lists: BENCH_LIST_RUNS finished runs of one shop (97 % completed,
+ * 2 % failed, 1 % canceled; 10 flows, one of them rare at 0.1 %) and the production `listRunRows` (a page of 50 and the
+ * total) timed BENCH_LIST_REPEATS times per filter, median and max ms, per variant. Writes bench/results/run-storage.json.
  *
  *   npm run bench:run-storage                          # 20,000 runs, batches of 100, 3 rounds
  *   BENCH_RUNS=100000 BENCH_ROUNDS=5 npm run bench:run-storage
@@ -22,6 +26,7 @@ import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../packages/mercato/src/db/engine.ts';
 import { migrate } from '../packages/mercato/src/db/migrate.ts';
 import { type Completion, claimRuns, completeRuns } from '../packages/mercato/src/flows/store/leases.ts';
+import { type RunFilter, listRunRows } from '../packages/mercato/src/flows/store/runs.ts';
 import { type Cluster, startCluster } from '../packages/mercato/test/kit/cluster.ts';
 import { CLK_TCK } from './lib/proc.ts';
 import { type Spread, fmt, spread, table } from './lib/stats.ts';
@@ -36,7 +41,18 @@ const num = (name: string, fallback: number) => {
 const RUNS = num('BENCH_RUNS', 20_000);
 const ROUNDS = num('BENCH_ROUNDS', 3);
 const BATCH = num('BENCH_BATCH', 100);
+const LIST_RUNS = num('BENCH_LIST_RUNS', 200_000);
+const LIST_REPEATS = num('BENCH_LIST_REPEATS', 15);
 const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/run-storage.json');
+const TENANT = { appHandle: 'default', shop: 'bench.myshopify.com' };
+/** The lists of the admin's runs page: a page of 50 (newest first) and the total, per filter. */
+const LISTS: Array<{ name: string; filter: RunFilter }> = [
+  { name: 'all runs', filter: {} },
+  { name: 'status failed (2 %)', filter: { status: 'failed' } },
+  { name: 'status completed (97 %)', filter: { status: 'completed' } },
+  { name: 'flow common (~11 %)', filter: { flowName: 'flow-1' } },
+  { name: 'flow rare (0.1 %)', filter: { flowName: 'rare' } },
+];
 
 const VARIANTS = {
   shipped: { label: 'as shipped (8 indexes on runs, steps → runs foreign key)', sql: '' },
@@ -124,6 +140,35 @@ async function measure(db: Database, tag: string): Promise<Figures> {
   return figures;
 }
 
+/** Milliseconds of each admin list on BENCH_LIST_RUNS finished runs of one shop: median and max of the repeats. */
+async function measureLists(db: Database, tag: string): Promise<Record<string, { medianMs: number; maxMs: number }>> {
+  await q(db, 'truncate runs cascade');
+  await q(
+    db,
+    `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status, attempt, output, created_at,
+       started_at, finished_at, updated_at)
+     select '${TENANT.appHandle}', '${TENANT.shop}',
+       case when i % 1000 = 0 then 'rare' else 'flow-' || (i % 9) end, 'api', jsonb_build_object('n', i), '{}'::jsonb,
+       case when i % 100 < 97 then 'completed' when i % 100 < 99 then 'failed' else 'canceled' end, 1, 'null'::jsonb,
+       t, t, t + interval '1 second', t + interval '1 second'
+     from generate_series(1, ${LIST_RUNS}) i, lateral (select now() - (${LIST_RUNS} - i) * interval '1 second' as t) ts`,
+  );
+  await q(db, 'vacuum analyze runs');
+  const out: Record<string, { medianMs: number; maxMs: number }> = {};
+  for (const list of LISTS) {
+    const times: number[] = [];
+    for (let i = 0; i < LIST_REPEATS; i++) {
+      const t0 = performance.now();
+      await listRunRows(db.query, TENANT, list.filter, { limit: 50, offset: 0 });
+      times.push(performance.now() - t0);
+    }
+    const s = spread(times);
+    out[list.name] = { medianMs: s.median, maxMs: s.max };
+  }
+  progress(`${tag}: ${LISTS.map((l) => `${l.name} ${fmt(out[l.name].medianMs, 1)} ms`).join(', ')}`);
+  return out;
+}
+
 const git = (args: string[]) => {
   try {
     return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -182,6 +227,21 @@ async function main() {
         ]),
       ]),
     );
+    console.log(
+      `\nThe admin's run lists on ${LIST_RUNS} finished runs of one shop (page of 50 + total; median / max of ${LIST_REPEATS} ms)`,
+    );
+    const listVariants: Variant[] = ['shipped', 'no-list-indexes'];
+    const lists = {} as Record<Variant, Record<string, { medianMs: number; maxMs: number }>>;
+    for (const name of listVariants) lists[name] = await measureLists(dbs.get(name)!, `lists ${name}`);
+    console.log(
+      table([
+        ['list', ...listVariants.map((v) => `${v} ms`)],
+        ...LISTS.map((l) => [
+          l.name,
+          ...listVariants.map((v) => `${fmt(lists[v][l.name].medianMs, 1)} / ${fmt(lists[v][l.name].maxMs, 1)}`),
+        ]),
+      ]),
+    );
     const [{ v: postgres }] = await q<{ v: string }>(dbs.get('shipped')!, 'select version() as v');
     const result = {
       measuredAt: new Date().toISOString(),
@@ -190,9 +250,10 @@ async function main() {
       uncommittedChanges:
         git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations', 'bench/run-storage.ts']) !== '',
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, postgres },
-      settings: { runs: RUNS, rounds: ROUNDS, batch: BATCH },
+      settings: { runs: RUNS, rounds: ROUNDS, batch: BATCH, listRuns: LIST_RUNS, listRepeats: LIST_REPEATS },
       rounds,
       summary,
+      lists,
     };
     mkdirSync(dirname(OUT), { recursive: true });
     writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
