@@ -11,7 +11,7 @@
  * Prints a table per figure (min / median / max over the rounds), the ratios per round, the targets; writes
  * bench/results/flows.json. Method and variables: docs/benchmarks.md.
  */
-import { type ChildProcess, execFileSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +28,7 @@ import instance, { STEPS_IN_LONG_FLOW } from './flows-app/service.config.ts';
 import { MONITOR_USER, Monitor, type StatementRow, type Target } from './lib/monitor.ts';
 import { killAll, runToEnd, spawnReady, stop } from './lib/processes.ts';
 import { CLK_TCK, backendDeltaMs, postgresCpu, postmasterPid, treeCpuMs } from './lib/proc.ts';
+import { gitState } from './lib/git.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
 import { GRAPHILE_BATCHED, PGBOSS, PLAIN_CHANNEL } from './peers/settings.ts';
 
@@ -940,14 +941,6 @@ function printSummary(rounds: Round[], summary: ReturnType<typeof summarize>, pg
 
 // ---------------------------------------------------------------------------------------------
 
-function git(args: string[]): string {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-}
-
 async function main() {
   const started = Date.now();
   // Ctrl-C: kill the worker processes; cluster.ts then stops and removes the cluster
@@ -1009,11 +1002,12 @@ async function main() {
     printSummary(rounds, summary, version);
     if (wanted('mercato-otel')) console.log(`\nOTLP sink: ${otlpSink.requests} export requests, ${otlpSink.bytes} bytes received`);
     const [{ v: fullVersion }] = await monitor.sql<{ v: string }>('select version() as v');
+    const { commit, uncommittedChanges } = gitState(['packages/mercato/src', 'packages/mercato/migrations']);
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      commit: git(['rev-parse', '--short', 'HEAD']),
-      engineUncommittedChanges: git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations']) !== '',
+      commit,
+      engineUncommittedChanges: uncommittedChanges,
       machine: {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,

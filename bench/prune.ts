@@ -16,7 +16,6 @@
  *   npm run bench:prune                     # 100,000 runs, 3 rounds
  *   npm run bench:prune -- --runs 1000000   # the documented full size (BENCH_RUNS=1000000 works too)
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -30,6 +29,7 @@ import { prunePass } from '../packages/mercato/src/retention/index.ts';
 import { type Runtime, createRuntime } from '../packages/mercato/src/runtime.ts';
 import { type Cluster, startCluster } from '../packages/mercato/test/kit/cluster.ts';
 import instance from './flows-app/service.config.ts';
+import { gitState } from './lib/git.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -284,14 +284,6 @@ async function measure(subject: Subject, db: Database, runtime: Runtime, tag: st
   return figures;
 }
 
-const git = (argv: string[]) => {
-  try {
-    return execFileSync('git', argv, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return '';
-  }
-};
-
 async function main() {
   const started = Date.now();
   console.log(`bench:prune — ${RUNS.toLocaleString('en-US')} finished runs, ${ROUNDS} round(s), batches of ${BATCH}`);
@@ -326,9 +318,7 @@ async function main() {
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      commit: git(['rev-parse', '--short', 'HEAD']),
-      uncommittedChanges:
-        git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations', 'bench/prune.ts']) !== '',
+      ...gitState(['packages/mercato/src', 'packages/mercato/migrations', 'bench/prune.ts']),
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, postgres },
       settings: { runs: RUNS, rounds: ROUNDS, batchSize: BATCH, activeRuns: ACTIVE, recentRuns: RECENT, baselineMs: BASELINE_MS },
       summary,

@@ -18,8 +18,7 @@
  *
  * The variants are experiments on the schema, not options of Mercato: see docs/benchmarks.md "Run storage".
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
@@ -28,7 +27,8 @@ import { migrate } from '../packages/mercato/src/db/migrate.ts';
 import { type Completion, claimRuns, completeRuns } from '../packages/mercato/src/flows/store/leases.ts';
 import { type RunFilter, listRunRows } from '../packages/mercato/src/flows/store/runs.ts';
 import { type Cluster, startCluster } from '../packages/mercato/test/kit/cluster.ts';
-import { CLK_TCK } from './lib/proc.ts';
+import { gitState } from './lib/git.ts';
+import { processCpuMs } from './lib/proc.ts';
 import { type Spread, fmt, spread, table } from './lib/stats.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -54,17 +54,16 @@ const LISTS: Array<{ name: string; filter: RunFilter }> = [
   { name: 'flow rare (0.1 %)', filter: { flowName: 'rare' } },
 ];
 
+const DROP_LIST_INDEXES = 'drop index runs_tenant_status_created_idx; drop index runs_tenant_flow_created_idx;';
+const DROP_FK = 'alter table steps drop constraint steps_run_id_runs_id_fk;';
 const VARIANTS = {
   shipped: { label: 'as shipped (8 indexes on runs, steps → runs foreign key)', sql: '' },
   'no-list-indexes': {
     label: 'without runs_tenant_status_created_idx and runs_tenant_flow_created_idx',
-    sql: 'drop index runs_tenant_status_created_idx; drop index runs_tenant_flow_created_idx;',
+    sql: DROP_LIST_INDEXES,
   },
-  'no-fk': { label: 'without the steps → runs foreign key', sql: 'alter table steps drop constraint steps_run_id_runs_id_fk;' },
-  'no-both': {
-    label: 'without both',
-    sql: 'drop index runs_tenant_status_created_idx; drop index runs_tenant_flow_created_idx; alter table steps drop constraint steps_run_id_runs_id_fk;',
-  },
+  'no-fk': { label: 'without the steps → runs foreign key', sql: DROP_FK },
+  'no-both': { label: 'without both', sql: `${DROP_LIST_INDEXES} ${DROP_FK}` },
 } as const;
 type Variant = keyof typeof VARIANTS;
 const NAMES = Object.keys(VARIANTS) as Variant[];
@@ -79,17 +78,12 @@ interface Figures {
 const progress = (line: string) => process.stdout.write(`  … ${line}\n`);
 const q = <T>(db: Database, text: string) => db.query<T>(sql.raw(text));
 
-function backendCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
-
 async function measure(db: Database, tag: string): Promise<Figures> {
   await q(db, 'truncate runs cascade');
   await q(
     db,
     `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, available_at)
-     select 'default', 'bench.myshopify.com', 'oneStep', 'api', jsonb_build_object('n', i),
+     select '${TENANT.appHandle}', '${TENANT.shop}', 'oneStep', 'api', jsonb_build_object('n', i),
        '{"maxAttempts":3,"backoff":"exponential","initialDelayMs":1000,"maxDelayMs":60000}'::jsonb,
        now() - interval '1 minute' + i * interval '1 microsecond'
      from generate_series(1, ${RUNS}) i`,
@@ -97,15 +91,15 @@ async function measure(db: Database, tag: string): Promise<Figures> {
   await q(db, 'vacuum analyze runs');
   await q(db, 'vacuum analyze steps');
   const [{ pid }] = await q<{ pid: number }>(db, 'select pg_backend_pid() as pid');
-  const cpu0 = backendCpuMs(pid);
+  const cpu0 = processCpuMs(pid);
   const t0 = performance.now();
   let done = 0;
   let claimCpu = 0;
   for (let n = 0; ; n++) {
     const token = `bench-${n}`;
-    const c0 = backendCpuMs(pid);
+    const c0 = processCpuMs(pid);
     const claimed = await claimRuns(db.query, token, BATCH, 60_000);
-    claimCpu += backendCpuMs(pid) - c0;
+    claimCpu += processCpuMs(pid) - c0;
     if (claimed.length === 0) break;
     const startedAt = new Date();
     const completions: Completion[] = claimed.map((run) => {
@@ -131,7 +125,7 @@ async function measure(db: Database, tag: string): Promise<Figures> {
     done += (await completeRuns(db.query, completions)).size;
   }
   const wall = performance.now() - t0;
-  const cpu = backendCpuMs(pid) - cpu0;
+  const cpu = processCpuMs(pid) - cpu0;
   if (done !== RUNS) throw new Error(`${tag}: ${done} of ${RUNS} runs completed`);
   const figures = { runs: done, pgCpuMsPerRun: cpu / done, wallMsPerRun: wall / done, claimCpuMsPerRun: claimCpu / done };
   progress(
@@ -168,14 +162,6 @@ async function measureLists(db: Database, tag: string): Promise<Record<string, {
   progress(`${tag}: ${LISTS.map((l) => `${l.name} ${fmt(out[l.name].medianMs, 1)} ms`).join(', ')}`);
   return out;
 }
-
-const git = (args: string[]) => {
-  try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return null;
-  }
-};
 
 async function main() {
   const started = Date.now();
@@ -246,9 +232,7 @@ async function main() {
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      commit: git(['rev-parse', '--short', 'HEAD']),
-      uncommittedChanges:
-        git(['status', '--porcelain', '--', 'packages/mercato/src', 'packages/mercato/migrations', 'bench/run-storage.ts']) !== '',
+      ...gitState(['packages/mercato/src', 'packages/mercato/migrations', 'bench/run-storage.ts']),
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, node: process.version, postgres },
       settings: { runs: RUNS, rounds: ROUNDS, batch: BATCH, listRuns: LIST_RUNS, listRepeats: LIST_REPEATS },
       rounds,

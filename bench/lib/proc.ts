@@ -27,6 +27,13 @@ function readStat(pid: number): ProcStat | undefined {
   }
 }
 
+/** CPU ms (utime + stime) of one live process; throws when it is gone. */
+export function processCpuMs(pid: number): number {
+  const stat = readStat(pid);
+  if (!stat) throw new Error(`process ${pid} is gone`);
+  return ticksToMs(stat.ticks);
+}
+
 function allStats(): ProcStat[] {
   const stats: ProcStat[] = [];
   for (const name of readdirSync('/proc')) {

@@ -208,14 +208,12 @@ async function workBatched() {
   const queue: Job[] = [];
   let busy = 0;
   const finished: Array<{ id: string; result: string }> = [];
-  let completing = 0;
   let flushScheduled = false;
   const completions = new Set<Promise<void>>();
   const flush = () => {
     flushScheduled = false;
-    if (finished.length === 0 || completing >= 2) return;
+    if (finished.length === 0 || completions.size >= 2) return;
     const items = finished.splice(0, 1000);
-    completing++;
     const p = pool
       .query({ ...COMPLETE_BATCH, values: [items.map((i) => i.id), items.map((i) => i.result)] })
       .then(
@@ -223,7 +221,6 @@ async function workBatched() {
         (error: unknown) => void process.stderr.write(`plain-pg: completion failed: ${(error as Error).message}\n`),
       )
       .finally(() => {
-        completing--;
         completions.delete(p);
         if (finished.length > 0) scheduleFlush();
       });
