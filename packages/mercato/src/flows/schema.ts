@@ -43,7 +43,12 @@ export const runs = pgTable(
     check('runs_status_check', sql`${t.status} in ('pending','running','sleeping','completed','failed','canceled')`),
     index('runs_tenant_created_idx').on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc()),
     index('runs_tenant_flow_created_idx').on(t.appHandle, t.shop, t.flowName, t.createdAt.desc(), t.id.desc()),
-    index('runs_tenant_status_created_idx').on(t.appHandle, t.shop, t.status, t.createdAt.desc(), t.id.desc()),
+    // Lists filtered by status. Partial, so that neither hot transition (claim → running, completion → completed) writes an
+    // entry in it: `running` lists read runs_lease_idx (the runs in flight), `completed` ones walk runs_tenant_created_idx
+    // newest first (most runs are completed). docs/architecture.md "The run's hot path".
+    index('runs_tenant_status_created_idx')
+      .on(t.appHandle, t.shop, t.status, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.status} in ('pending','sleeping','failed','canceled')`),
     index('runs_claimable_idx')
       .on(t.availableAt)
       .where(sql`${t.status} in ('pending','sleeping')`),
