@@ -23,6 +23,7 @@ import {
   serializeError,
 } from './errors.ts';
 import { MAX_TIMER_MS, isTimerDelay, parseDuration } from './policy.ts';
+import { Abort, raceAbort } from './abort.ts';
 import { type ClaimedRun, parkSleeping } from './store/leases.ts';
 import { type StepWrite, completeSleep, completedStepResults, markStepRunning, storeStepFailure, storeStepResult } from './store/steps.ts';
 
@@ -116,12 +117,11 @@ export async function createExecutionContext(
   deps: ContextDeps,
   run: ClaimedRun,
   leaseToken: string,
-  controller: AbortController,
+  abort: Abort,
   elapsedMs: () => number,
   onLogWriteError: (error: unknown) => void,
 ): Promise<ExecutionContext> {
   const { exec, tracing } = deps;
-  const signal = controller.signal;
   // the stored steps of the run: a completed result is replayed, a sleeping one is resumed. A run that never started
   // before (fresh) has none, so its first execution does not read them.
   const stored = new Map(run.fresh ? [] : (await completedStepResults(exec, run.id)).map((s) => [s.name, s]));
@@ -152,12 +152,12 @@ export async function createExecutionContext(
     used.add(name);
   };
   const throwIfAborted = () => {
-    if (signal.aborted) throw signal.reason;
+    if (abort.aborted) throw abort.reason;
   };
   /** The fenced write found the run no longer ours: stop the execution. */
   const leaseLost = () => {
-    controller.abort(new RunInterruptedError('lease-lost'));
-    return signal.reason;
+    abort.abort(new RunInterruptedError('lease-lost'));
+    return abort.reason;
   };
 
   const stepFinished = (step: string, status: 'completed' | 'failed', startedAt: Date) =>
@@ -173,7 +173,7 @@ export async function createExecutionContext(
 
   const runLogger = deps.runLogs.create(
     async (statement) => {
-      if (signal.aborted) return []; // an interrupted execution stores nothing more
+      if (abort.aborted) return []; // an interrupted execution stores nothing more
       return exec(statement);
     },
     { runId: run.id, appHandle: run.appHandle, shop: run.shop, attempt: run.attempt },
@@ -197,7 +197,7 @@ export async function createExecutionContext(
     const batch = pending;
     pending = [];
     storing = storing.then(async () => {
-      if (signal.aborted) return;
+      if (abort.aborted) return;
       try {
         await flushLogs();
         for (const c of batch) {
@@ -207,7 +207,7 @@ export async function createExecutionContext(
           }
         }
       } catch (error) {
-        if (!signal.aborted) controller.abort(error);
+        abort.abort(error);
       }
     });
     return storing;
@@ -225,7 +225,9 @@ export async function createExecutionContext(
     appHandle: run.appHandle,
     shop: run.shop,
     attempt: run.budgetAttempt,
-    signal,
+    get signal() {
+      return abort.signal;
+    },
     log: runLogger.log,
     async step(name, fn, options) {
       await checkpointed();
@@ -235,16 +237,16 @@ export async function createExecutionContext(
         if (tracing) activeSpan()?.addEvent('step replayed', { [ATTR.step]: name });
         return previous.result as any;
       }
-      // A step without a timeout runs under the run's own signal; one with a timeout gets a signal of its own that also
-      // aborts with the run's.
-      let stepSignal = signal;
-      let onRunAbort: (() => void) | undefined;
+      // A step without a timeout runs under the run's own abort state; one with a timeout gets one of its own that also
+      // aborts with the run's. Either gives the step an AbortSignal only if it reads one.
+      let stepAbort = abort;
+      let unfollow: (() => void) | undefined;
       let stepTimer: NodeJS.Timeout | undefined;
       const startedAt = new Date();
       // A long step says so: chained on `storing`, so the step's own result or failure (stored after it) replaces it.
       const markTimer = setTimeout(() => {
         storing = storing.then(async () => {
-          if (signal.aborted) return;
+          if (abort.aborted) return;
           await markStepRunning(exec, stepWrite(name, startedAt)).catch((error) =>
             deps.logger.warn(
               { err: error, runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle, step: name },
@@ -264,16 +266,15 @@ export async function createExecutionContext(
             );
             throw state.fatal;
           }
-          const stepController = new AbortController();
-          onRunAbort = () => stepController.abort(signal.reason);
-          signal.addEventListener('abort', onRunAbort, { once: true });
-          stepTimer = setTimeout(() => stepController.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
-          stepSignal = stepController.signal;
+          const own = new Abort();
+          unfollow = own.follow(abort);
+          stepTimer = setTimeout(() => own.abort(new TimeoutError(`Step "${name}"`, timeout)), timeout);
+          stepAbort = own;
         }
         const body = () =>
           raceAbort(
-            stepScope.run(name, () => Promise.resolve().then(() => fn({ signal: stepSignal, attempt: run.budgetAttempt }))),
-            stepSignal,
+            stepScope.run(name, () => Promise.resolve().then(() => fn(stepArgs(stepAbort, run.budgetAttempt)))),
+            stepAbort,
           );
         const value = tracing
           ? await tracing.span(`step ${name}`, { attributes: { [ATTR.step]: name, [ATTR.attempt]: run.budgetAttempt } }, body)
@@ -285,7 +286,7 @@ export async function createExecutionContext(
         flushTimer ??= setImmediate(() => void storeCheckpoints());
         return JSON.parse(json);
       } catch (error) {
-        if (!signal.aborted && !(error instanceof DeterminismError)) {
+        if (!abort.aborted && !(error instanceof DeterminismError)) {
           if (deps.events?.hears('step.finished')) stepFinished(name, 'failed', startedAt);
           state.failedStep = { name, error };
           clearTimeout(markTimer);
@@ -302,7 +303,7 @@ export async function createExecutionContext(
       } finally {
         clearTimeout(markTimer);
         if (stepTimer) clearTimeout(stepTimer);
-        if (onRunAbort) signal.removeEventListener('abort', onRunAbort);
+        unfollow?.();
       }
     },
     async sleep(name, duration) {
@@ -342,7 +343,7 @@ export async function createExecutionContext(
     get admin() {
       if (!run.shop) throw new Error('ctx.admin is not available in a global run (it has no shop)');
       if (!deps.adminClient) throw new Error('The Admin GraphQL client is not available in this runtime');
-      return deps.adminClient(run.appHandle, run.shop, signal);
+      return deps.adminClient(run.appHandle, run.shop, abort.signal);
     },
   };
 
@@ -365,7 +366,7 @@ export async function createExecutionContext(
         const [last] = pending;
         pending = [];
         await storing;
-        return signal.aborted ? undefined : last;
+        return abort.aborted ? undefined : last;
       }
       await storeCheckpoints();
       return undefined;
@@ -398,24 +399,12 @@ export function toJson(step: string, value: unknown, maxBytes: number, root = 'r
   return json;
 }
 
-/** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    promise.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
+/** What a step's function is called with: its signal is made when the step reads it. */
+function stepArgs(abort: Abort, attempt: number): { readonly signal: AbortSignal; attempt: number } {
+  return {
+    get signal() {
+      return abort.signal;
+    },
+    attempt,
+  };
 }

@@ -8,7 +8,8 @@ import type { Exec } from '../db/sql.ts';
 import { type RuntimeEvents, errorMessage } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { ATTR, type Span, SpanKind, type Tracing, recordError, tenantAttributes } from '../telemetry/tracing.ts';
-import { type RunLogs, createExecutionContext, raceAbort, toJson } from './context.ts';
+import { Abort, raceAbort } from './abort.ts';
+import { type RunLogs, createExecutionContext, toJson } from './context.ts';
 import type { DispatchFn } from './dispatch.ts';
 import { RunInterruptedError, SleepInterrupt, TimeoutError, serializeError } from './errors.ts';
 import { failureOf, isRetryable } from './failure.ts';
@@ -17,7 +18,7 @@ import { MAX_TIMER_MS } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { type ClaimedRun, type Completion, completeRuns, finishFailed } from './store/leases.ts';
 
-export { MAX_STEP_RESULT_BYTES, type RunLogLine, type RunLogs, raceAbort } from './context.ts';
+export { MAX_STEP_RESULT_BYTES, type RunLogLine, type RunLogs } from './context.ts';
 export { FINAL_WRITE_RETRY_DELAYS_MS } from './final-write.ts';
 
 /** The abort reason of an execution that has finished (one shared instance: no Error with a stack per run). */
@@ -67,9 +68,9 @@ export interface RunExecution {
 }
 
 export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string): RunExecution {
-  const controller = new AbortController();
+  const abort = new Abort();
   const interrupt = (reason: 'canceled' | 'lease-lost' | 'worker-stopping') => {
-    if (!controller.signal.aborted) controller.abort(new RunInterruptedError(reason));
+    if (!abort.aborted) abort.abort(new RunInterruptedError(reason));
   };
   const startedAt = performance.now();
   const elapsedMs = () => (run.attemptElapsedMs ?? 0) + (performance.now() - startedAt);
@@ -88,9 +89,9 @@ export function executeRun(deps: EngineDeps, run: ClaimedRun, leaseToken: string
             'mercato.resumed': run.fresh !== true,
           },
         },
-        (span) => runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished, span),
+        (span) => runExecution(deps, run, leaseToken, abort, elapsedMs, bodyFinished, span),
       )
-    : runExecution(deps, run, leaseToken, controller, elapsedMs, bodyFinished);
+    : runExecution(deps, run, leaseToken, abort, elapsedMs, bodyFinished);
   const done = execution
     .catch((error) => {
       deps.logger.error(
@@ -106,13 +107,12 @@ async function runExecution(
   deps: EngineDeps,
   run: ClaimedRun,
   leaseToken: string,
-  controller: AbortController,
+  abort: Abort,
   elapsedMs: () => number,
   bodyFinished: () => void,
   span?: Span,
 ): Promise<void> {
   const { exec } = deps;
-  const signal = controller.signal;
   const timers: NodeJS.Timeout[] = [];
   const registered = deps.registry.get(run.flowName);
   const about = { runId: run.id, flow: run.flowName, shop: run.shop, app: run.appHandle };
@@ -208,18 +208,18 @@ async function runExecution(
   // lease) counts, the time asleep does not.
   const flowTimeout = registered.definition.timeout;
   if (flowTimeout) {
-    const timedOut = () => controller.abort(new TimeoutError(`Flow "${run.flowName}" attempt`, flowTimeout));
+    const timedOut = () => abort.abort(new TimeoutError(`Flow "${run.flowName}" attempt`, flowTimeout));
     const remaining = Math.min(flowTimeout - elapsedMs(), MAX_TIMER_MS);
     if (remaining <= 0) timedOut();
     else timers.push(setTimeout(timedOut, remaining));
   }
 
-  const execution = await createExecutionContext(deps, run, leaseToken, controller, elapsedMs, onLogWriteError);
+  const execution = await createExecutionContext(deps, run, leaseToken, abort, elapsedMs, onLogWriteError);
   flushLogs = execution.flushLogs;
   storeCheckpoints = execution.storeCheckpoints;
   failedStep = () => execution.failedStep;
   const throwIfAborted = () => {
-    if (signal.aborted) throw signal.reason;
+    if (abort.aborted) throw abort.reason;
   };
 
   try {
@@ -227,7 +227,7 @@ async function runExecution(
     try {
       const output = await raceAbort(
         Promise.resolve().then(() => registered.definition.run(execution.ctx, parsed.data)),
-        signal,
+        abort,
       );
       if (execution.slept) return void span?.setAttribute(ATTR.outcome, 'sleeping'); // the flow swallowed a SleepInterrupt: it is parked anyway
       throwIfAborted();
@@ -235,18 +235,18 @@ async function runExecution(
       json = toJson('(flow output)', output, Infinity, 'output');
     } catch (error) {
       if (execution.slept || error instanceof SleepInterrupt) return void span?.setAttribute(ATTR.outcome, 'sleeping');
-      if (error instanceof RunInterruptedError || (signal.aborted && signal.reason instanceof RunInterruptedError)) {
+      if (error instanceof RunInterruptedError || (abort.aborted && abort.reason instanceof RunInterruptedError)) {
         span?.setAttribute(ATTR.outcome, 'interrupted');
         return; // canceled, lost or handed back
       }
-      const cause = execution.fatal ?? (signal.aborted ? signal.reason : error);
+      const cause = execution.fatal ?? (abort.aborted ? abort.reason : error);
       await fail(cause);
       return;
     }
     const lastStep = await execution.takeLastCheckpoint();
-    if (signal.aborted) {
+    if (abort.aborted) {
       // a checkpoint found the lease gone (nothing more is stored), or failed with a database error (the attempt fails)
-      if (!(signal.reason instanceof RunInterruptedError)) await fail(signal.reason);
+      if (!(abort.reason instanceof RunInterruptedError)) await fail(abort.reason);
       return;
     }
     await flushLogs();
@@ -261,6 +261,6 @@ async function runExecution(
     }
   } finally {
     for (const t of timers) clearTimeout(t);
-    if (!signal.aborted) controller.abort(FINISHED); // release listeners of finished runs
+    abort.abort(FINISHED); // nothing more is stored; a signal the flow took, and its listeners, are released
   }
 }
