@@ -41,11 +41,16 @@ export const runs = pgTable(
   },
   (t) => [
     check('runs_status_check', sql`${t.status} in ('pending','running','sleeping','completed','failed','canceled')`),
-    index('runs_tenant_created_idx').on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc()),
-    index('runs_tenant_flow_created_idx').on(t.appHandle, t.shop, t.flowName, t.createdAt.desc(), t.id.desc()),
-    // Lists filtered by status. Partial, so that neither hot transition (claim → running, completion → completed) writes an
-    // entry in it: `running` lists read runs_lease_idx (the runs in flight), `completed` ones walk runs_tenant_created_idx
-    // newest first (most runs are completed). docs/architecture.md "The run's hot path".
+    // The admin's lists (docs/architecture.md "The run's hot path"). None of them holds `running` runs, so that a claim
+    // (→ running) writes no entry in any of them: lists read the runs in flight through runs_lease_idx and merge them
+    // in (listRunRows). The status index holds neither `running` nor `completed` runs, so that a completion writes no
+    // entry in it either: lists of completed runs walk runs_tenant_created_idx newest first (most runs are completed).
+    index('runs_tenant_created_idx')
+      .on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.status} <> 'running'`),
+    index('runs_tenant_flow_created_idx')
+      .on(t.appHandle, t.shop, t.flowName, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.status} <> 'running'`),
     index('runs_tenant_status_created_idx')
       .on(t.appHandle, t.shop, t.status, t.createdAt.desc(), t.id.desc())
       .where(sql`${t.status} in ('pending','sleeping','failed','canceled')`),

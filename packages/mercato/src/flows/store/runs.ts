@@ -250,7 +250,11 @@ function filterWhere(t: Tenant, f: RunFilter): SQL {
   return sql.join(where, sql` and `);
 }
 
-/** A page of the tenant's runs, newest first, and the count of every match. */
+/**
+ * A page of the tenant's runs, newest first, and the count of every match. The list indexes hold no `running` run (a
+ * claim writes no entry in them, schema.ts), so the runs in flight are read apart, through runs_lease_idx, and merged in:
+ * each part reads its first `offset + limit` rows in index order and the union is cut to the page.
+ */
 export async function listRunRows(
   exec: Exec,
   t: Tenant,
@@ -260,14 +264,39 @@ export async function listRunRows(
   const cond = filterWhere(t, f);
   // `desc nulls last` is the order of the (app_handle, shop, …, created_at DESC NULLS LAST, id DESC NULLS LAST) indexes;
   // a plain `desc` (nulls first) would make PostgreSQL read every matching run and sort them.
+  const order = sql`order by created_at desc nulls last, id desc nulls last`;
+  const columns = runColumns({ summary: true });
+  const parts = f.status ? [statusPart(f.status)] : [NOT_RUNNING, RUNNING];
+  const page$ = sql`limit ${page.limit} offset ${page.offset}`;
   const [rows, [{ total }]] = await Promise.all([
-    exec<RunListRow>(
-      sql`select ${runColumns({ summary: true })} from runs where ${cond} order by created_at desc nulls last, id desc nulls last limit ${page.limit} offset ${page.offset}`,
+    parts.length === 1
+      ? exec<RunListRow>(sql`select ${columns} from runs where ${cond} and ${parts[0]} ${order} ${page$}`)
+      : exec<RunListRow & { sort_at: unknown; sort_id: unknown }>(sql`
+          select * from (${sql.join(
+            parts.map(
+              (part) =>
+                sql`(select ${columns}, created_at as sort_at, id as sort_id from runs where ${cond} and ${part} ${order} limit ${page.limit + page.offset})`,
+            ),
+            sql` union all `,
+          )}) merged
+          order by sort_at desc nulls last, sort_id desc nulls last ${page$}`).then((merged) =>
+          merged.map(({ sort_at: _at, sort_id: _id, ...row }) => row),
+        ),
+    exec<{ total: number }>(
+      sql`select (${sql.join(
+        parts.map((part) => sql`(select count(*) from runs where ${cond} and ${part})`),
+        sql` + `,
+      )})::int as total`,
     ),
-    exec<{ total: number }>(sql`select count(*)::int as total from runs where ${cond}`),
   ]);
   return { rows, total: Number(total) };
 }
+
+/** The runs the list indexes hold, and the others (in flight: runs_lease_idx). */
+const NOT_RUNNING = sql`status <> 'running'`;
+const RUNNING = sql`status = 'running'`;
+/** A status filter names the part it reads: `running`, or the others (so that the partial list indexes apply). */
+const statusPart = (status: string) => (status === 'running' ? RUNNING : NOT_RUNNING);
 
 /**
  * The change marks of the watched runs, one statement for every watcher of a process: what the watch version is made of
@@ -337,7 +366,10 @@ export async function homeFigures(exec: Exec, t: Tenant, recentFailures: number)
     exec<{ since: string }>(sql`select ${isoTs("now() - interval '24 hours'")} as since`),
     exec<{ status: RunStatus; n: number; retrying: number }>(sql`
       select status, count(*)::int as n, (count(*) filter (where status = 'pending' and error is not null))::int as retrying
-      from runs where ${tenant} and created_at >= now() - interval '24 hours' group by status`),
+      from runs where ${tenant} and created_at >= now() - interval '24 hours' and ${NOT_RUNNING} group by status
+      union all
+      select 'running', count(*)::int, 0 from runs where ${tenant} and created_at >= now() - interval '24 hours' and ${RUNNING}
+      having count(*) > 0`),
     exec<RecentFailure>(sql`
       select id, flow_name as "flowName", ${isoTs('created_at')} as "createdAt", ${isoTs('finished_at')} as "finishedAt", ${ERROR_SUMMARY}
       from runs where ${tenant} and status = 'failed' order by created_at desc, id desc limit ${recentFailures}`),

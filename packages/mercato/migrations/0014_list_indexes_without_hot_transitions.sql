@@ -1,0 +1,6 @@
+DROP INDEX "runs_tenant_created_idx";--> statement-breakpoint
+DROP INDEX "runs_tenant_flow_created_idx";--> statement-breakpoint
+DROP INDEX "runs_tenant_status_created_idx";--> statement-breakpoint
+CREATE INDEX "runs_tenant_created_idx" ON "runs" USING btree ("app_handle","shop","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "runs"."status" <> 'running';--> statement-breakpoint
+CREATE INDEX "runs_tenant_flow_created_idx" ON "runs" USING btree ("app_handle","shop","flow_name","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "runs"."status" <> 'running';--> statement-breakpoint
+CREATE INDEX "runs_tenant_status_created_idx" ON "runs" USING btree ("app_handle","shop","status","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "runs"."status" in ('pending','sleeping','failed','canceled');

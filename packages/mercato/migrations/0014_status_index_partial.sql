@@ -1,2 +1,0 @@
-DROP INDEX "runs_tenant_status_created_idx";--> statement-breakpoint
-CREATE INDEX "runs_tenant_status_created_idx" ON "runs" USING btree ("app_handle","shop","status","created_at" DESC NULLS LAST,"id" DESC NULLS LAST) WHERE "runs"."status" in ('pending','sleeping','failed','canceled');
