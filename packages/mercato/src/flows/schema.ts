@@ -42,8 +42,8 @@ export const runs = pgTable(
   (t) => [
     check('runs_status_check', sql`${t.status} in ('pending','running','sleeping','completed','failed','canceled')`),
     // The admin's lists (docs/architecture.md "The run's hot path"). None of them holds `running` runs, so that a claim
-    // (→ running) writes no entry in any of them: lists read the runs in flight through runs_lease_idx and merge them
-    // in (listRunRows). The status index holds neither `running` nor `completed` runs, so that a completion writes no
+    // (→ running) writes no entry in any of them: lists read the runs in flight through runs_active_flow_idx and merge
+    // them in (listRunRows). The status index holds neither `running` nor `completed` runs, so that a completion writes no
     // entry in it either: lists of completed runs walk runs_tenant_created_idx newest first (most runs are completed).
     index('runs_tenant_created_idx')
       .on(t.appHandle, t.shop, t.createdAt.desc(), t.id.desc())
@@ -60,8 +60,10 @@ export const runs = pgTable(
     index('runs_lease_idx')
       .on(t.leaseExpiresAt)
       .where(sql`${t.status} = 'running'`),
+    // A tenant's active runs: per-flow concurrency limits, the tenants' watch marks, and the runs in flight of the lists
+    // (status second, so that a shop's running runs are read without its backlog or other shops' runs).
     index('runs_active_flow_idx')
-      .on(t.appHandle, t.shop, t.flowName)
+      .on(t.appHandle, t.shop, t.status, t.flowName)
       .where(sql`${t.status} in ('pending','running','sleeping')`),
     // Retention (docs/retention.md): finished runs, oldest first.
     index('runs_finished_idx')

@@ -252,7 +252,8 @@ function filterWhere(t: Tenant, f: RunFilter): SQL {
 
 /**
  * A page of the tenant's runs, newest first, and the count of every match. The list indexes hold no `running` run (a
- * claim writes no entry in them, schema.ts), so the runs in flight are read apart, through runs_lease_idx, and merged in:
+ * claim writes no entry in them, schema.ts), so the runs in flight are read apart, through runs_active_flow_idx (tenant,
+ * status, flow), and merged in:
  * each part reads its first `offset + limit` rows in index order and the union is cut to the page.
  */
 export async function listRunRows(
@@ -292,7 +293,7 @@ export async function listRunRows(
   return { rows, total: Number(total) };
 }
 
-/** The runs the list indexes hold, and the others (in flight: runs_lease_idx). */
+/** The runs the list indexes hold, and the others (in flight: runs_active_flow_idx). */
 const NOT_RUNNING = sql`status <> 'running'`;
 const RUNNING = sql`status = 'running'`;
 /** A status filter names the part it reads: `running`, or the others (so that the partial list indexes apply). */
