@@ -65,12 +65,14 @@ const VARIANTS = {
     sql: DROP_LIST_INDEXES,
   },
   'before-0014': {
-    label: 'the three list indexes on every status (before migration 0014)',
+    label: 'the list indexes on every status, the active-runs index without status (before migration 0014)',
     sql: [
       'drop index runs_tenant_created_idx; drop index runs_tenant_flow_created_idx; drop index runs_tenant_status_created_idx;',
       'create index runs_tenant_created_idx on runs (app_handle, shop, created_at desc, id desc);',
       'create index runs_tenant_flow_created_idx on runs (app_handle, shop, flow_name, created_at desc, id desc);',
       'create index runs_tenant_status_created_idx on runs (app_handle, shop, status, created_at desc, id desc);',
+      'drop index runs_active_flow_idx;',
+      "create index runs_active_flow_idx on runs (app_handle, shop, flow_name) where status in ('pending','running','sleeping');",
     ].join(' '),
   },
   'no-fk': { label: 'without the steps → runs foreign key', sql: DROP_FK },
