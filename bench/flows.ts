@@ -142,6 +142,11 @@ interface IdleWorkerFigures {
   checkpointMsPerStep: number;
   noStepsMs: number;
   hundredStepsMs: number;
+  /**
+   * The cluster's commit latency right after the checkpoints: one connection's one-row insert with its own commit (a
+   * WAL flush), STEPS_IN_LONG_FLOW in a row, ms each (median of OVERHEAD_RUNS series). The floor a checkpoint stands on.
+   */
+  commitFloorMs: number;
   watchP50: number;
   watchMax: number;
   watchTimeouts: number;
@@ -614,6 +619,19 @@ async function idleWorker(tag: string): Promise<IdleWorkerFigures> {
     const noSteps = await duration('noSteps');
     const hundredSteps = await duration('hundredSteps');
 
+    progress(`${tag}: commit floor, ${OVERHEAD_RUNS} × ${STEPS_IN_LONG_FLOW} one-row inserts, each its own commit`);
+    await t.query('create table if not exists bench_commit_floor (id bigserial primary key, n int not null)');
+    const floors: number[] = [];
+    for (let r = 0; r < OVERHEAD_RUNS; r++) {
+      const t0 = performance.now();
+      for (let i = 0; i < STEPS_IN_LONG_FLOW; i++) await t.query('insert into bench_commit_floor (n) values ($1)', [i]);
+      floors.push((performance.now() - t0) / STEPS_IN_LONG_FLOW);
+    }
+    const commitFloorMs = percentile(
+      floors.sort((a, b) => a - b),
+      50,
+    );
+
     progress(`${tag}: watch latency, ${WATCH_SAMPLES} samples`);
     const watcher = createRunWatch({ db });
     const watches: number[] = [];
@@ -655,13 +673,14 @@ async function idleWorker(tag: string): Promise<IdleWorkerFigures> {
       checkpointMsPerStep: (hundredSteps - noSteps) / STEPS_IN_LONG_FLOW,
       noStepsMs: noSteps,
       hundredStepsMs: hundredSteps,
+      commitFloorMs,
       watchP50: percentile(watches, 50),
       watchMax: watches[watches.length - 1],
       watchTimeouts: timeouts,
     };
     progress(
       `${tag}: latency p50 ${fmt(figures.latencyP50)} ms, p99 ${fmt(figures.latencyP99)} ms; ` +
-        `checkpoint ${fmt(figures.checkpointMsPerStep, 3)} ms/step; watch p50 ${fmt(figures.watchP50, 0)} ms, max ${fmt(figures.watchMax, 0)} ms`,
+        `checkpoint ${fmt(figures.checkpointMsPerStep, 3)} ms/step (commit floor ${fmt(figures.commitFloorMs, 3)} ms); watch p50 ${fmt(figures.watchP50, 0)} ms, max ${fmt(figures.watchMax, 0)} ms`,
     );
     return figures;
   } finally {
@@ -803,6 +822,7 @@ function summarize(rounds: Round[]) {
     latencyP99: idleOf('latencyP99'),
     latencyMax: idleOf('latencyMax'),
     checkpointMsPerStep: idleOf('checkpointMsPerStep'),
+    commitFloorMs: idleOf('commitFloorMs'),
     watchP50: idleOf('watchP50'),
     watchMax: idleOf('watchMax'),
   };
@@ -911,6 +931,7 @@ function printSummary(rounds: Round[], summary: ReturnType<typeof summarize>, pg
       idleRow('dispatch → start latency p99 (ms)', i.latencyP99, 2, 4),
       idleRow('dispatch → start latency max (ms)', i.latencyMax, 2),
       idleRow('step checkpoint (ms/step)', i.checkpointMsPerStep, 3, 0.5),
+      idleRow('commit floor: a one-row insert and its commit (ms)', i.commitFloorMs, 3),
       idleRow('watch latency p50 (ms)', i.watchP50, 0, 1000),
       idleRow('watch latency max (ms)', i.watchMax, 0, 1000),
     ]),
