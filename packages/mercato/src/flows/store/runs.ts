@@ -252,9 +252,9 @@ function filterWhere(t: Tenant, f: RunFilter): SQL {
 
 /**
  * A page of the tenant's runs, newest first, and the count of every match. The list indexes hold no `running` run (a
- * claim writes no entry in them, schema.ts), so the runs in flight are read apart, through runs_active_flow_idx (tenant,
- * status, flow), and merged in:
- * each part reads its first `offset + limit` rows in index order and the union is cut to the page.
+ * claim writes no entry in them, schema.ts), so without a status filter the runs in flight are read apart (through
+ * runs_active_flow_idx: tenant, status, flow) and merged in. Each part reads its first `offset + limit` rows in order,
+ * and the merge is cut to the page.
  */
 export async function listRunRows(
   exec: Exec,
@@ -268,10 +268,10 @@ export async function listRunRows(
   const order = sql`order by created_at desc nulls last, id desc nulls last`;
   const columns = runColumns({ summary: true });
   const parts = f.status ? [statusPart(f.status)] : [NOT_RUNNING, RUNNING];
-  const page$ = sql`limit ${page.limit} offset ${page.offset}`;
+  const pageClause = sql`limit ${page.limit} offset ${page.offset}`;
   const [rows, [{ total }]] = await Promise.all([
     parts.length === 1
-      ? exec<RunListRow>(sql`select ${columns} from runs where ${cond} and ${parts[0]} ${order} ${page$}`)
+      ? exec<RunListRow>(sql`select ${columns} from runs where ${cond} and ${parts[0]} ${order} ${pageClause}`)
       : exec<RunListRow & { sort_at: unknown; sort_id: unknown }>(sql`
           select * from (${sql.join(
             parts.map(
@@ -280,7 +280,7 @@ export async function listRunRows(
             ),
             sql` union all `,
           )}) merged
-          order by sort_at desc nulls last, sort_id desc nulls last ${page$}`).then((merged) =>
+          order by sort_at desc nulls last, sort_id desc nulls last ${pageClause}`).then((merged) =>
           merged.map(({ sort_at: _at, sort_id: _id, ...row }) => row),
         ),
     exec<{ total: number }>(
