@@ -11,9 +11,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../packages/mercato/src/db/engine.ts';
 import { migrate } from '../packages/mercato/src/db/migrate.ts';
+import type { Exec, Tenant } from '../packages/mercato/src/db/sql.ts';
+import { type RunFilter, listRunRows } from '../packages/mercato/src/flows/store/runs.ts';
 import { signSessionToken } from '../packages/mercato/src/http/session-token.ts';
 import { BENCH_FLOWS as FLOWS } from './observability-server.ts';
 
@@ -149,11 +151,23 @@ async function measure(
   return { scenario, p50: percentile(times, 50), p99: percentile(times, 99), rows };
 }
 
-async function explain(db: Database, label: string, statement: ReturnType<typeof sql>) {
-  const plan = await db.query<{ 'QUERY PLAN': string }>(sql`explain (analyze, buffers off, costs off) ${statement}`);
-  log(`  EXPLAIN ${label}:`);
-  for (const line of plan.map((r) => r['QUERY PLAN']).filter((l) => /Scan|Limit|Sort|Aggregate|Execution Time/.test(l)))
-    log(`    ${line.trim()}`);
+/**
+ * The plans of the production run list (`listRunRows`, as the API runs it) for one filter: its page query, then its
+ * count, each run under EXPLAIN ANALYZE instead of for its rows.
+ */
+async function explainList(db: Database, label: string, tenant: Tenant, filter: RunFilter) {
+  const plans: string[][] = [];
+  const explaining = (async (statement: SQL) => {
+    const slot = plans.push([]) - 1;
+    const plan = await db.query<{ 'QUERY PLAN': string }>(sql`explain (analyze, buffers off, costs off) ${statement}`);
+    plans[slot] = plan.map((r) => r['QUERY PLAN']);
+    return [{ total: 0 }];
+  }) as Exec;
+  await listRunRows(explaining, tenant, filter, { limit: 50, offset: 0 });
+  plans.forEach((plan, i) => {
+    log(`  EXPLAIN ${label}${i === 0 ? '' : ' count'}:`);
+    for (const line of plan.filter((l) => /Scan|Limit|Sort|Append|Aggregate|Execution Time/.test(l))) log(`    ${line.trim()}`);
+  });
 }
 
 async function main() {
@@ -222,20 +236,11 @@ async function main() {
       sql`select id from runs where shop = ${shopOf(5)} order by created_at desc offset 10 limit 1`,
     );
     log('\nRun list plans (tenant shop-0005):');
-    const tenant = sql`app_handle = 'default' and shop = ${shopOf(5)}`;
-    await explain(db, 'list', sql`select id from runs where ${tenant} order by created_at desc nulls last, id desc nulls last limit 50`);
-    await explain(db, 'list count', sql`select count(*) from runs where ${tenant}`);
-    await explain(
-      db,
-      'status=failed',
-      sql`select id from runs where ${tenant} and status = 'failed' order by created_at desc nulls last, id desc nulls last limit 50`,
-    );
-    // search=sync as list.ts runs it: no status contains "sync" and it cannot be part of a UUID, so only the flow name is compared.
-    await explain(
-      db,
-      'search=sync',
-      sql`select id from runs where ${tenant} and flow_name ilike '%sync%' order by created_at desc nulls last, id desc nulls last limit 50`,
-    );
+    const tenant: Tenant = { appHandle: 'default', shop: shopOf(5) };
+    await explainList(db, 'list', tenant, {});
+    await explainList(db, 'status=failed', tenant, { status: 'failed' });
+    // no status contains "sync" and it cannot be part of a UUID, so only the flow name is compared
+    await explainList(db, 'search=sync', tenant, { search: 'sync' });
 
     const results: Row[] = [];
     const list = async (scenario: string, query: string, shopFor: (i: number) => string = shop) =>
