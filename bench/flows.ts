@@ -11,7 +11,7 @@
  * Prints a table per figure (min / median / max over the rounds), the ratios per round, the targets; writes
  * bench/results/flows.json. Method and variables: docs/benchmarks.md.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -81,7 +81,7 @@ const LABELS: Record<ConfigName, string> = {
   'graphile-batched': 'graphile-worker (batched)',
   'pg-boss': 'pg-boss',
   'mercato-otel': 'Mercato, 1 process, traces to a local OTLP sink',
-  'mercato-baseline': 'Mercato, 1 process, the CLI of BENCH_BASELINE_BIN',
+  'mercato-baseline': 'Mercato, 1 process, the CLI of BENCH_BASELINE_BIN (on BENCH_BASELINE_NODE)',
 };
 /** BENCH_ONLY=mercato-1,plain-pg,… limits a run to some phases (for trying things; the summary then has gaps). */
 const ONLY = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean));
@@ -92,7 +92,17 @@ const OTEL = process.env.BENCH_OTEL === '1';
  * (e.g. the commit before a change, extracted with `git archive` and built with `scripts/build.mjs --js`) on the same
  * database, beside `mercato-1`. The runs are dispatched by this checkout either way.
  */
-const BASELINE_BIN = process.env.BENCH_BASELINE_BIN ? resolve(process.env.BENCH_BASELINE_BIN) : '';
+const BASELINE_NODE_SET = Boolean(process.env.BENCH_BASELINE_NODE);
+const BASELINE_BIN = process.env.BENCH_BASELINE_BIN
+  ? resolve(process.env.BENCH_BASELINE_BIN)
+  : BASELINE_NODE_SET
+    ? join(ROOT, 'packages/mercato/bin/mercato.js')
+    : '';
+/**
+ * BENCH_BASELINE_NODE=<path to another node binary> runs `mercato-baseline` with that Node.js (the build of
+ * BENCH_BASELINE_BIN, or this checkout's when that is unset): the same worker on two Node.js versions, side by side.
+ */
+const BASELINE_NODE = process.env.BENCH_BASELINE_NODE ? resolve(process.env.BENCH_BASELINE_NODE) : process.execPath;
 const OPTIONAL: Partial<Record<Phase, boolean>> = { 'mercato-otel': OTEL, 'mercato-baseline': BASELINE_BIN !== '' };
 const wanted = (phase: Phase) => (ONLY.size === 0 ? (OPTIONAL[phase] ?? true) : ONLY.has(phase));
 
@@ -204,8 +214,8 @@ function workerEnv(database: string, runs = RUNS): NodeJS.ProcessEnv {
 /** A node process running a peer script (TypeScript through tsx's loader). */
 const peerArgs = (script: string, mode: string) => ['--import', 'tsx', join(PEERS, script), mode];
 
-function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}, bin = BIN): Promise<ChildProcess> {
-  return spawnReady(process.execPath, [...WORKER_NODE_ARGS, bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+function startMercatoWorker(extraEnv: NodeJS.ProcessEnv = {}, bin = BIN, node = process.execPath): Promise<ChildProcess> {
+  return spawnReady(node, [...WORKER_NODE_ARGS, bin, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
     cwd: ROOT,
     env: { ...workerEnv(DB.mercato), ...extraEnv },
     ready: /mercato worker .*concurrency/,
@@ -306,13 +316,13 @@ async function prepareMercato(t: Target): Promise<DispatchFigures> {
   }
 }
 
-const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv, bin?: string): Subject => ({
+const mercatoSubject = (name: ConfigName, processes: number, extraEnv?: () => NodeJS.ProcessEnv, bin?: string, node?: string): Subject => ({
   name,
   runs: RUNS,
   database: DB.mercato,
   processes,
   prepare: prepareMercato,
-  spawn: () => startMercatoWorker(extraEnv?.(), bin),
+  spawn: () => startMercatoWorker(extraEnv?.(), bin, node),
   release: (t) => t.query(`update runs set available_at = now(); select pg_notify('${RUNS_CHANNEL}', '')`).then(() => {}),
   progress: async (t) => {
     const [row] = await t.query<{ done: number; failed: number }>(
@@ -422,7 +432,7 @@ const SUBJECTS: Record<ConfigName, Subject> = {
   'graphile-batched': graphileSubject('graphile-batched', DB.graphileBatched, 'work-batched'),
   'pg-boss': pgBossSubject,
   'mercato-otel': mercatoSubject('mercato-otel', 1, () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })),
-  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN),
+  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN, BASELINE_NODE),
 };
 
 /**
@@ -784,7 +794,7 @@ const RATIOS: RatioDef[] = [
     den: ['mercato-1', 'rateDb'],
   },
   {
-    name: 'Mercato 1 process / the BENCH_BASELINE_BIN build (database timestamps)',
+    name: 'Mercato 1 process / the BENCH_BASELINE_BIN build on BENCH_BASELINE_NODE (database timestamps)',
     num: ['mercato-1', 'rateDb'],
     den: ['mercato-baseline', 'rateDb'],
   },
@@ -1033,6 +1043,7 @@ async function main() {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
         node: process.version,
+        baselineNode: BASELINE_NODE_SET ? execFileSync(BASELINE_NODE, ['--version'], { encoding: 'utf8' }).trim() : null,
         postgres: fullVersion,
         clockTicksPerSecond: CLK_TCK,
       },
@@ -1048,6 +1059,7 @@ async function main() {
         dispatchers: DISPATCHERS,
         mercatoWorker: MERCATO_WORKER || null,
         baselineBin: BASELINE_BIN || null,
+        baselineNode: BASELINE_NODE_SET ? BASELINE_NODE : null,
         graphileBatched: GRAPHILE_BATCHED,
         pgBoss: PGBOSS,
         only: [...ONLY],
