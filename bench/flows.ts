@@ -92,17 +92,12 @@ const OTEL = process.env.BENCH_OTEL === '1';
  * (e.g. the commit before a change, extracted with `git archive` and built with `scripts/build.mjs --js`) on the same
  * database, beside `mercato-1`. The runs are dispatched by this checkout either way.
  */
-const BASELINE_NODE_SET = Boolean(process.env.BENCH_BASELINE_NODE);
-const BASELINE_BIN = process.env.BENCH_BASELINE_BIN
-  ? resolve(process.env.BENCH_BASELINE_BIN)
-  : BASELINE_NODE_SET
-    ? join(ROOT, 'packages/mercato/bin/mercato.js')
-    : '';
 /**
  * BENCH_BASELINE_NODE=<path to another node binary> runs `mercato-baseline` with that Node.js (the build of
  * BENCH_BASELINE_BIN, or this checkout's when that is unset): the same worker on two Node.js versions, side by side.
  */
-const BASELINE_NODE = process.env.BENCH_BASELINE_NODE ? resolve(process.env.BENCH_BASELINE_NODE) : process.execPath;
+const BASELINE_NODE = process.env.BENCH_BASELINE_NODE ? resolve(process.env.BENCH_BASELINE_NODE) : '';
+const BASELINE_BIN = process.env.BENCH_BASELINE_BIN ? resolve(process.env.BENCH_BASELINE_BIN) : BASELINE_NODE && BIN;
 const OPTIONAL: Partial<Record<Phase, boolean>> = { 'mercato-otel': OTEL, 'mercato-baseline': BASELINE_BIN !== '' };
 const wanted = (phase: Phase) => (ONLY.size === 0 ? (OPTIONAL[phase] ?? true) : ONLY.has(phase));
 
@@ -432,7 +427,7 @@ const SUBJECTS: Record<ConfigName, Subject> = {
   'graphile-batched': graphileSubject('graphile-batched', DB.graphileBatched, 'work-batched'),
   'pg-boss': pgBossSubject,
   'mercato-otel': mercatoSubject('mercato-otel', 1, () => ({ OTEL_EXPORTER_OTLP_ENDPOINT: otlpSink.url })),
-  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN, BASELINE_NODE),
+  'mercato-baseline': mercatoSubject('mercato-baseline', 1, undefined, BASELINE_BIN, BASELINE_NODE || undefined),
 };
 
 /**
@@ -1043,7 +1038,7 @@ async function main() {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
         node: process.version,
-        baselineNode: BASELINE_NODE_SET ? execFileSync(BASELINE_NODE, ['--version'], { encoding: 'utf8' }).trim() : null,
+        baselineNode: BASELINE_NODE ? execFileSync(BASELINE_NODE, ['--version'], { encoding: 'utf8' }).trim() : null,
         postgres: fullVersion,
         clockTicksPerSecond: CLK_TCK,
       },
@@ -1059,7 +1054,7 @@ async function main() {
         dispatchers: DISPATCHERS,
         mercatoWorker: MERCATO_WORKER || null,
         baselineBin: BASELINE_BIN || null,
-        baselineNode: BASELINE_NODE_SET ? BASELINE_NODE : null,
+        baselineNode: BASELINE_NODE || null,
         graphileBatched: GRAPHILE_BATCHED,
         pgBoss: PGBOSS,
         only: [...ONLY],
