@@ -111,8 +111,11 @@ export interface CronFiredEvent extends EventBase<'cron.fired'> {
 export interface McpCallEvent extends EventBase<'mcp.call'> {
   /** The JSON-RPC method: tools/call, resources/read, tools/list, initialize… */
   method: string;
-  /** The tool name (tools/call) or resource URI (resources/read); null for other methods. */
-  name: string | null;
+  /**
+   * The tool name (tools/call) or resource URI (resources/read); null for other methods. Not `name`: a JSON log line's
+   * `name` is the logger's (`mercato`).
+   */
+  target: string | null;
   /** The MCP token's id (never its secret). */
   tokenId: string | null;
   app: string | null;

@@ -243,7 +243,8 @@ export function readinessOf(runtime: Runtime): ReadinessChecks {
 
 /**
  * The operations server of a process without the HTTP app (`mercato worker` with MERCATO_METRICS_PORT or --metrics-port):
- * `/healthz`, `/readyz` and `/metrics` only, every other path a JSON 404. Closed with the runtime.
+ * `/healthz`, `/readyz` and `/metrics` only, every other path a JSON 404. Closed with the runtime, after its worker has
+ * stopped.
  */
 export async function serveOperations(runtime: Runtime, options: { port: number; hostname: string }) {
   const app = new Hono();
@@ -253,7 +254,11 @@ export async function serveOperations(runtime: Runtime, options: { port: number;
   app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
   app.notFound(notFoundHandler);
   const server = await startHttpServer(app, options);
-  runtime.onClose(() => server.close());
+  // it answers until the worker has stopped: /readyz says `running: false` (503) while runs in flight finish
+  runtime.onClose(async () => {
+    await workers.get(runtime)?.stop();
+    await server.close();
+  });
   return server;
 }
 

@@ -259,7 +259,7 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
         );
       case 'mcp.call': {
         const status = e.status === 'ok' ? paint('green', 'ok') : paint('red', 'error');
-        const call = `MCP ${e.method}${e.name ? ` ${paint('bold', oneLine(e.name, 100))}` : ''} → ${status} ${formatDuration(e.durationMs)}`;
+        const call = `MCP ${e.method}${e.target ? ` ${paint('bold', oneLine(e.target, 100))}` : ''} → ${status} ${formatDuration(e.durationMs)}`;
         return line(e.at, '⚙', 'blue', e.error ? `${call}: ${oneLine(e.error)}` : call, e.shop ? where(e.shop, e.app) : null);
       }
       default:

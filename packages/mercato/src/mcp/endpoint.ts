@@ -177,7 +177,7 @@ export function createEndpoint(deps: EndpointDeps) {
         request.method === 'tools/call' ? request.params.name : request.method === 'resources/read' ? request.params.uri : null;
       deps.events?.emit('mcp.call', {
         method: request.method,
-        name: typeof target === 'string' ? target.slice(0, 200) : null,
+        target: typeof target === 'string' ? target.slice(0, 200) : null,
         tokenId: auth.token.id,
         app: auth.token.appHandle,
         shop: auth.token.shop,

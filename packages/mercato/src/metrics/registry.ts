@@ -295,7 +295,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
         }),
         events.on('mcp.call', (e) => {
           const method = MCP_METHODS.has(e.method) ? e.method : OTHER;
-          const tool = e.method === 'tools/call' && e.name ? toolLabel(e.name) : '';
+          const tool = e.method === 'tools/call' && e.target ? toolLabel(e.target) : '';
           mcpCalls.inc({ method, tool, outcome: e.status });
           mcpDuration.observe({ method }, seconds(e.durationMs));
         }),

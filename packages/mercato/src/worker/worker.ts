@@ -152,9 +152,18 @@ export class Worker {
     this.loopDone = this.loop();
   }
 
-  /** Stop claiming; let active runs finish within `graceMs` (default leaseDurationMs); hand the rest back for another worker. */
-  async stop(options: { graceMs?: number } = {}): Promise<{ finished: number; released: number }> {
-    if (!this.loopDone) return { finished: 0, released: 0 };
+  /**
+   * Stop claiming; let active runs finish within `graceMs` (default leaseDurationMs); hand the rest back for another worker.
+   * Later calls return the first call's outcome (the operations server waits on it before it closes).
+   */
+  stop(options: { graceMs?: number } = {}): Promise<{ finished: number; released: number }> {
+    if (!this.loopDone) return Promise.resolve({ finished: 0, released: 0 });
+    return (this.stopped ??= this.stopOnce(options));
+  }
+
+  private stopped: Promise<{ finished: number; released: number }> | undefined;
+
+  private async stopOnce(options: { graceMs?: number }): Promise<{ finished: number; released: number }> {
     this.stopping = true;
     this.signal();
     await this.loopDone;

@@ -57,6 +57,13 @@ export default app.defineConfig({
         return { length };
       },
     }),
+    // a run still in flight when the worker is told to stop (its graceful stop lets it finish)
+    slowStep: app.defineFlow({
+      name: 'slowStep',
+      input: z.object({}),
+      concurrency: null,
+      run: async (ctx) => ctx.step('wait', () => new Promise((resolve) => setTimeout(() => resolve('waited'), 3000))),
+    }),
   },
   worker: { pollIntervalMs: 50, pollMaxIntervalMs: 200 },
 });
@@ -110,7 +117,14 @@ function jsonLines(output: string): Array<Record<string, any>> {
     } catch {
       throw new Error(`not a JSON line: ${line}`);
     }
-    expect(parsed).toMatchObject({ level: expect.any(Number), time: expect.any(Number), pid: expect.any(Number), msg: expect.any(String) });
+    // `name` is the logger's on every line: an event field of that name would come out twice (the last one wins)
+    expect(parsed, line).toMatchObject({
+      name: 'mercato',
+      level: expect.any(Number),
+      time: expect.any(Number),
+      pid: expect.any(Number),
+      msg: expect.any(String),
+    });
     lines.push(parsed);
   }
   return lines;
@@ -218,8 +232,37 @@ describe(`mercato start and worker: JSON lines, no secret in the output [${kind}
       expect(scraped.status).toBe(200);
       expect(valueOf(parseExposition(await scraped.text()), 'mercato_runs_dispatched_total', { flow: 'useVault', trigger: 'api' })).toBe(1);
 
+      let drainingReadiness: { status: number; body: any } | undefined;
+      if (worker) {
+        // a run in flight when the worker gets SIGTERM: the operations port keeps answering while it finishes, and
+        // /readyz says the worker is not running (503), so an orchestrator stops counting on it (docs/observability.md)
+        const slow = await api('POST', '/api/flows/slowStep/run', { input: {} });
+        expect(slow.status).toBe(202);
+        await expect
+          .poll(async () => (await api('GET', `/api/runs/${slow.body.runId}`)).body?.status, { timeout: 30_000, interval: 100 })
+          .toBe('running');
+        worker.child.kill('SIGTERM');
+        const workerBase = worker.match[1]!;
+        await expect
+          .poll(
+            async () => {
+              const res = await fetch(`${workerBase}/readyz`);
+              drainingReadiness = { status: res.status, body: await res.json() };
+              return drainingReadiness.body?.checks?.worker?.running;
+            },
+            { timeout: 2_000, interval: 50 },
+          )
+          .toBe(false);
+        expect(drainingReadiness).toMatchObject({ status: 503, body: { ok: false, checks: { worker: { ok: false, active: 1 } } } });
+        // the run finishes in the draining worker, then the process exits cleanly
+        await expect
+          .poll(async () => (await api('GET', `/api/runs/${slow.body.runId}`)).body?.status, { timeout: 30_000, interval: 100 })
+          .toBe('completed');
+        expect(await worker.exited).toBe(0);
+      }
+
       const startOut = await stop(start);
-      const workerOut = worker ? await stop(worker) : '';
+      const workerOut = worker ? worker.output() : '';
 
       // no secret anywhere, in any form we used it
       const secrets = {

@@ -364,7 +364,7 @@ describeEngines('terminal events', (get) => {
     expect(calls).toEqual([
       expect.objectContaining({
         method: 'tools/call',
-        name: 'service.flows.run',
+        target: 'service.flows.run',
         tokenId: token.id,
         app: 'default',
         shop: SHOP,
@@ -373,7 +373,7 @@ describeEngines('terminal events', (get) => {
       }),
       expect.objectContaining({
         method: 'tools/call',
-        name: 'no.such.tool',
+        target: 'no.such.tool',
         tokenId: token.id,
         status: 'error',
         error: 'Unknown tool: no.such.tool',
@@ -388,9 +388,9 @@ describeEngines('terminal events', (get) => {
       new RegExp(`^${TIME} ⚙ MCP tools/call no\\.such\\.tool → error ${DURATION}: Unknown tool: no\\.such\\.tool  ${esc(SHOP)}$`),
     );
     const logged = json.lines.filter((l) => l.event === 'mcp.call');
-    expect(logged.map((l) => [l.level, l.status, l.name])).toEqual([
-      [30, 'ok', 'service.flows.run'],
-      [30, 'error', 'no.such.tool'],
+    expect(logged.map((l) => [l.level, l.status, l.target, l.name])).toEqual([
+      [30, 'ok', 'service.flows.run', 'mercato'],
+      [30, 'error', 'no.such.tool', 'mercato'],
     ]);
     expect(JSON.stringify(logged)).not.toContain(secret);
   });
