@@ -253,7 +253,7 @@ export async function serveOperations(runtime: Runtime, options: { port: number;
   app.route('/', healthRouter({ version: runtime.version, checks: readinessOf(runtime) }));
   app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
   app.notFound(notFoundHandler);
-  const server = await startHttpServer(app, options);
+  const server = await startHttpServer(app, { ...options, portSetting: '--metrics-port <n> or MERCATO_METRICS_PORT' });
   // it answers until the worker has stopped: /readyz says `running: false` (503) while runs in flight finish
   runtime.onClose(async () => {
     await workers.get(runtime)?.stop();

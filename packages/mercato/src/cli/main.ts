@@ -6,6 +6,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError } from '../app/validate.ts';
 import { MAX_PREFETCH } from '../app/validate/flows.ts';
 import { databaseUnavailableReason } from '../db/unavailable.ts';
+import { EmbeddedDatabaseInUseError } from '../db/data-dir-lock.ts';
+import { PortUnavailableError } from '../http/server.ts';
 import { parseDuration } from '../app/duration.ts';
 import type { Duration } from '../app/types.ts';
 import { RouteLoadError } from '../routes/loader.ts';
@@ -290,7 +292,13 @@ export function reportError(command: string, error: unknown, io: CliIo): number 
     io.err(`${prefix}: ${error.message}`);
     return 1;
   }
-  if (error instanceof ConfigError || error instanceof CliError || error instanceof RouteLoadError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof CliError ||
+    error instanceof RouteLoadError ||
+    error instanceof EmbeddedDatabaseInUseError ||
+    error instanceof PortUnavailableError
+  ) {
     io.err(`${prefix}: ${error.message}`);
     return error instanceof CliError ? error.exitCode : 1;
   }

@@ -6,6 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
+import { lockDataDir } from './data-dir-lock.ts';
 import { type Exec, type Prepared, isPrepared, preparedAsSql } from './sql.ts';
 
 export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
@@ -194,9 +195,19 @@ async function openPglite(dataDir?: string): Promise<Database> {
   // pg_trgm backs the trigram indexes of log search (a migration creates the extension on both engines).
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { drizzle } = await import('drizzle-orm/pglite');
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const client = new PGlite({ dataDir, extensions: { pg_trgm } });
-  await client.waitReady;
+  let unlock = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    unlock = lockDataDir(dataDir); // one process at a time (data-dir-lock.ts)
+  }
+  let client: InstanceType<typeof PGlite>;
+  try {
+    client = new PGlite({ dataDir, extensions: { pg_trgm } });
+    await client.waitReady;
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const orm = drizzle({ client }) as unknown as Orm;
   let closed = false;
   return {
@@ -220,7 +231,11 @@ async function openPglite(dataDir?: string): Promise<Database> {
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        unlock();
+      }
     },
   };
 }

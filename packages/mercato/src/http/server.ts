@@ -109,14 +109,35 @@ export interface StartOptions {
   hostname: string;
   /** After this long, connections still busy are cut (default 10 s). */
   closeTimeoutMs?: number;
+  /** How the user picks another port, for the message of a port in use (default `--port <n> or PORT`). */
+  portSetting?: string;
+}
+
+/** The port cannot be listened on: in use by another process, or reserved to privileged users. */
+export class PortUnavailableError extends Error {
+  constructor(
+    readonly port: number,
+    readonly hostname: string,
+    readonly code: 'EADDRINUSE' | 'EACCES',
+    portSetting = '--port <n> or PORT',
+  ) {
+    super(
+      code === 'EADDRINUSE'
+        ? `cannot listen on ${hostname}:${port}: the port is in use (another mercato process?). Stop that process, or pick another port with ${portSetting} (0 picks a free one)`
+        : `cannot listen on ${hostname}:${port}: this user may not open that port (ports below 1024 need privileges). Pick another port with ${portSetting}`,
+    );
+    this.name = 'PortUnavailableError';
+  }
 }
 
 export async function startHttpServer(app: Pick<Hono<any>, 'fetch'>, options: StartOptions): Promise<StartedHttpServer> {
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error) => {
+    const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
-      reject(error);
+      if (error.code === 'EADDRINUSE' || error.code === 'EACCES')
+        reject(new PortUnavailableError(options.port, options.hostname, error.code, options.portSetting));
+      else reject(error);
     };
     const onListening = () => {
       server.off('error', onError);

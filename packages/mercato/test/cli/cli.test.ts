@@ -124,7 +124,7 @@ describe('mercato CLI', () => {
     expect(none.err).toContain('Usage: mercato');
   });
 
-  it('dev: the simulator keeps its port across restarts (--sim-port / MERCATO_SIM_PORT), and a busy port is a clear error', async () => {
+  it('dev: the simulator keeps its port across restarts (--sim-port / MERCATO_SIM_PORT); a busy port or data folder is a clear error', async () => {
     const simPort = 20000 + Math.floor(Math.random() * 20000);
     const dataDir = join(tmp(), 'db');
     const urls: string[] = [];
@@ -134,10 +134,21 @@ describe('mercato CLI', () => {
         MINIMAL,
         baseEnv({ MERCATO_DATA_DIR: dataDir }),
       );
-      await s.url;
+      const url = await s.url;
       const m = /simulator at (http:\/\/\S+)/.exec(s.output());
       urls.push(m![1]!);
       if (i === 0) {
+        // the same for its HTTP port, and for its embedded database folder (one process at a time: docs/database.md)
+        const port = new URL(url).port;
+        const busyHttp = run(['dev', '--port', port, '--no-watch'], MINIMAL, baseEnv());
+        expect(busyHttp.code).toBe(1);
+        expect(busyHttp.err).toContain(`mercato dev: cannot listen on 127.0.0.1:${port}: the port is in use`);
+        expect(busyHttp.err).toContain('--port <n> or PORT');
+        expect(busyHttp.err).not.toContain('    at ');
+        const busyData = run(['dev', '--port', '0', '--no-watch'], MINIMAL, baseEnv({ MERCATO_DATA_DIR: dataDir }));
+        expect(busyData.code).toBe(1);
+        expect(busyData.err).toContain(`mercato dev: the embedded database in ${dataDir} is in use by another process (pid ${s.child.pid}`);
+        expect(busyData.err).not.toMatch(/RuntimeError|Aborted|\n\s+at /);
         // a second dev on the same simulator port is refused with a message saying what to do
         const busy = run(['dev', '--port', '0', '--no-watch'], MINIMAL, baseEnv({ MERCATO_SIM_PORT: String(simPort) }));
         expect(busy.code).toBe(1);
