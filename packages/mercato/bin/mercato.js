@@ -9,5 +9,12 @@ if (!existsSync(cli)) {
 }
 // stack traces of user code (bundled by the CLI) point at the original files and lines
 process.setSourceMapsEnabled(true);
+// output piped into a command that stops reading (`mercato init … | head`): stop quietly, like other command-line tools
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
 const { main } = await import(cli.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -211,6 +211,11 @@ export async function runInit(options: InitOptions): Promise<number> {
   out(`Created a Mercato app in ${here ? 'the current directory' : shown}:`);
   if (name !== dirName) out(`  (package name "${name}": "${dirName}" is not a usable npm package name)`);
   for (const file of written) out(`  ${file}`);
+  const localSpec = values.mercatoSpec!.startsWith('file:') ? values.mercatoSpec!.slice('file:'.length) : undefined;
+  if (localSpec !== undefined && !existsSync(localSpec))
+    err(
+      `mercato init: warning: --mercato ${localSpec} does not exist; \`npm install\` in the app fails until it does (or fix "mercato" in its package.json)`,
+    );
   out('');
   out('Next steps:');
   if (!here) out(`  cd ${shellQuote(shown)}`);

@@ -74,7 +74,9 @@ export async function withLogQuery<T>(
         } catch (error) {
           const code = dbErrorCode(error);
           if (code === '2201B' || code === '54001') {
-            throw new QueryError(re.position, `invalid regular expression: ${(unwrapDbError(error) as Error).message}`);
+            // PostgreSQL's own message already starts with the same words on both engines
+            const reason = (unwrapDbError(error) as Error).message.replace(/^invalid regular expression:\s*/i, '');
+            throw new QueryError(re.position, `invalid regular expression: ${reason}`);
           }
           throw error;
         }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -172,6 +172,17 @@ describe('mercato CLI', () => {
     expect(s.output()).not.toMatch(/WARN|plaintext/);
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
+  });
+
+  it('stops quietly when its output pipe closes early (`mercato init … | head -1`)', () => {
+    const dir = join(tmp(), 'piped-app');
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" init "${dir}" | head -1; echo "status=\${PIPESTATUS[0]}" >&2`], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.stdout).toBe(`Created a Mercato app in ${dir}:\n`);
+    expect(r.stderr).toBe('status=0\n'); // no EPIPE stack, exit 0
+    expect(existsSync(join(dir, 'service.config.ts'))).toBe(true);
   });
 
   it('check validates and summarises a valid config', () => {

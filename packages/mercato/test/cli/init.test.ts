@@ -303,8 +303,14 @@ describe('mercato init: directories', () => {
   });
 
   it('writes the --mercato spec; a path is made absolute relative to the current directory', async () => {
-    const { code } = await init('spec-app', { mercatoSpec: './mercato-0.1.0.tgz' });
+    const { code, output } = await init('spec-app', { mercatoSpec: './mercato-0.1.0.tgz' });
     expect(code).toBe(0);
+    // the tarball is not there: said, so `npm install` failing next is no surprise
+    expect(output).toContain(`mercato init: warning: --mercato ${join(base, 'mercato-0.1.0.tgz')} does not exist`);
+    writeFileSync(join(base, 'present.tgz'), '');
+    const present = await init('spec-app-2', { mercatoSpec: './present.tgz' });
+    expect(present.code).toBe(0);
+    expect(present.output).not.toContain('warning');
     const pkg = JSON.parse(readFileSync(join(base, 'spec-app', 'package.json'), 'utf8'));
     expect(pkg.dependencies.mercato).toBe(`file:${join(base, 'mercato-0.1.0.tgz')}`);
     expect(mercatoDependencySpec(undefined, base)).toBe(`^${MERCATO_VERSION}`);
