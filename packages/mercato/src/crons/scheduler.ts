@@ -89,6 +89,19 @@ class TickTaken extends Error {}
 /** A running scheduler still fires a tick this late (or the catch-up window, if longer). */
 const RUNNING_GRACE_MS = 5 * 60_000;
 
+/**
+ * The schedulers this process is running on one database, and the last pass any of them completed: what they have
+ * already decided. `mercato dev` starts the new version's scheduler on every reload (before stopping the old one): a
+ * scheduler started while another is running here is no fresh start after downtime, so it takes this over instead of
+ * catching up fire times the process already passed (docs/crons.md, "Ticks missed while no scheduler ran").
+ */
+interface ProcessSchedule {
+  running: Set<string>;
+  /** Database clock of the latest completed pass of a started scheduler; undefined while none completed one. */
+  lastPass?: number;
+}
+const processSchedules = new WeakMap<Database, ProcessSchedule>();
+
 export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions = {}): CronScheduler {
   const id = options.id ?? `scheduler-${randomUUID().slice(0, 8)}`;
   const catchUpMs = options.catchUpMs ?? HOUR;
@@ -103,11 +116,40 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
   let looping: Promise<void> = Promise.resolve();
   let running = false;
   let failures = 0;
+  /** The process's schedule on this database while started. */
+  let joined: ProcessSchedule | undefined;
+  /** Started while another scheduler of this process was running on the database: the first pass continues from it. */
+  let takesOver = false;
+
+  /** On start(): take over from the schedulers of this process still running on the database, if any. */
+  function join(): void {
+    let shared = processSchedules.get(deps.db);
+    takesOver = false;
+    if (shared && shared.running.size > 0 && previous === undefined) {
+      // Continue from their last pass (what falls due after it fires, earlier fire times were theirs to decide); if
+      // none completed a pass yet, their first pass does the catch-up, so this one starts at its own first pass.
+      takesOver = true;
+      log.debug({ after: shared.lastPass === undefined ? null : new Date(shared.lastPass).toISOString() }, 'cron scheduler takes over');
+    }
+    if (!shared || shared.running.size === 0) processSchedules.set(deps.db, (shared = { running: new Set() }));
+    shared.running.add(id);
+    joined = shared;
+  }
+
+  function leave(): void {
+    joined?.running.delete(id);
+    if (joined && joined.running.size === 0 && processSchedules.get(deps.db) === joined) processSchedules.delete(deps.db);
+    joined = undefined;
+  }
 
   function dueFireTimes(now: Date): Array<{ spec: CronSpec; schedule: Schedule; fireAt: Date }> {
-    // Fire times after the previous pass, and of those only the most recent: a scheduler that was behind or down never
-    // replays a backlog. How late a tick may still fire: the catch-up window on a fresh start (ticks missed while no
-    // scheduler ran here), at least RUNNING_GRACE_MS once running (slow passes, pauses).
+    const handover = takesOver && previous === undefined;
+    takesOver = false;
+    if (handover) previous = joined?.lastPass ?? now.getTime();
+    // Fire times after the previous pass (this scheduler's, or on a reload the last pass of the one it takes over), and
+    // of those only the most recent: a scheduler that was behind or down never replays a backlog. How late a tick may
+    // still fire: the catch-up window on a fresh start (ticks missed while no scheduler ran here), at least
+    // RUNNING_GRACE_MS once running (slow passes, pauses).
     const grace = previous === undefined ? catchUpMs : Math.max(catchUpMs, RUNNING_GRACE_MS);
     const floor = Math.max(previous ?? -Infinity, now.getTime() - grace);
     const due = [];
@@ -115,7 +157,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
       const fireAt = schedule.latestAtOrBefore(now);
       if (!fireAt || fireAt.getTime() <= floor) continue;
       const earlier = schedule.nextAfter(new Date(floor));
-      if (previous !== undefined && earlier && earlier < fireAt) {
+      if (previous !== undefined && !handover && earlier && earlier < fireAt) {
         log.info(
           { cron: spec.key, fireAt: fireAt.toISOString() },
           'cron scheduler was behind: only the most recent due fire time is considered',
@@ -271,7 +313,10 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, targets.length) }, worker));
-    if (summary.errors === 0) previous = now.getTime();
+    if (summary.errors === 0) {
+      previous = now.getTime();
+      if (joined) joined.lastPass = Math.max(joined.lastPass ?? -Infinity, previous);
+    }
     return summary;
   }
 
@@ -305,8 +350,10 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
     id,
     tick,
     start() {
-      if (running || crons.length === 0) return;
+      if (running) return;
       running = true;
+      join(); // even without crons: a reload that adds one must not catch up a fire time this process already passed
+      if (crons.length === 0) return;
       log.debug({ crons: crons.length, catchUpMs }, 'cron scheduler started');
       looping = loop();
     },
@@ -315,6 +362,7 @@ export function createScheduler(deps: SchedulerDeps, options: SchedulerOptions =
       if (timer) clearTimeout(timer);
       await looping;
       await chain;
+      if (!running) leave(); // unless started again meanwhile
     },
   };
 }

@@ -7,7 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import type { CronEntry } from '../../src/app/types.ts';
-import { type SchedulerOptions, createScheduler, setCronEnabled } from '../../src/crons/index.ts';
+import { type Clock, type SchedulerOptions, createScheduler, manualClock, setCronEnabled } from '../../src/crons/index.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import { type DispatchFn, createDispatcher } from '../../src/flows/dispatch.ts';
 import { type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
@@ -22,8 +22,11 @@ describeEngines('cron scheduler', (get) => {
   const installations = new Installations();
   const captured = capturingLogger('debug');
 
-  const scheduler = (crons: CronEntry[], options: SchedulerOptions & { dispatch?: DispatchFn; appHandles?: string[] } = {}) => {
-    const { dispatch, appHandles, ...rest } = options;
+  const scheduler = (
+    crons: CronEntry[],
+    options: SchedulerOptions & { dispatch?: DispatchFn; appHandles?: string[]; clock?: Clock } = {},
+  ) => {
+    const { dispatch, appHandles, clock, ...rest } = options;
     return createScheduler(
       {
         db: get().db,
@@ -32,6 +35,7 @@ describeEngines('cron scheduler', (get) => {
         shops: installations,
         dispatch: dispatch ?? t.runtime.dispatch,
         logger: captured.logger,
+        clock,
       },
       rest,
     );
@@ -225,6 +229,59 @@ describeEngines('cron scheduler', (get) => {
     const strict = scheduler(crons, { catchUpMs: 0 });
     expect(await strict.tick(at('10:00:30'))).toMatchObject({ dispatched: 0, due: [] });
     expect(await strict.tick(at('10:01:00'))).toMatchObject({ dispatched: 1 });
+  });
+
+  it('a reload (a new scheduler started while the previous one runs on the same database) never catches up what the previous one passed', async () => {
+    // `mercato dev` at 03:13 with a nightly `all` cron: the first pass sees no installation yet, so the 03:00 tick
+    // dispatches nothing. Then the shops are installed and a file save at 03:14:43 reloads the app: the new version's
+    // scheduler starts, then the old one stops. The reload must not fire the 03:00 tick for the shops now installed.
+    const crons: CronEntry[] = [
+      { schedule: '0 3 * * *', flow: 'report', shops: 'all' },
+      { schedule: '* * * * *', flow: 'sync' },
+    ];
+    const clock = manualClock(at('03:13:00.500'));
+    installations.set(app, []);
+    const first = scheduler(crons, { clock });
+    first.start();
+    await first.tick(); // a pass at 03:13 (with the loop's own): sync 03:13 is caught up, report 03:00 has no shop
+    expect(await runsOf(get().db)).toEqual([{ flow: 'sync', shop: null, input: {}, trigger: 'cron', count: 1 }]);
+    installations.set(app, [S1, S2]);
+    clock.set(at('03:14:43.818'));
+    const reloaded = scheduler(crons, { clock });
+    reloaded.start();
+    await first.stop();
+    await reloaded.tick();
+    // Only what fell due after the previous version's last pass (sync 03:14); the 03:00 tick is not fired.
+    expect(await runsOf(get().db)).toEqual([{ flow: 'sync', shop: null, input: {}, trigger: 'cron', count: 2 }]);
+    expect(logsMatching('was behind')).toHaveLength(0);
+    // It goes on like the scheduler it replaced: the next fire time fires once.
+    clock.set(at('03:15:00.010'));
+    expect(await reloaded.tick()).toMatchObject({ dispatched: 1, due: [`${app} sync:* * * * * 2030-01-01T03:15:00.000Z`] });
+    await reloaded.stop();
+    expect(await runsOf(get().db, 'sync', null)).toBe(3);
+    // Once every scheduler of the process has stopped, one started later is a fresh start: it catches up (docs/crons.md).
+    clock.set(at('03:40:00'));
+    const restarted = scheduler(crons, { clock });
+    restarted.start();
+    await restarted.tick();
+    await restarted.stop();
+    expect(await runsOf(get().db, 'report', S1)).toBe(1);
+    expect(await runsOf(get().db, 'report', S2)).toBe(1);
+    expect(await runsOf(get().db, 'sync', null)).toBe(4);
+  });
+
+  it('a reload that adds a cron does not catch up its fire time the process had already passed', async () => {
+    const clock = manualClock(at('03:14:43'));
+    const before = scheduler([], { clock }); // the version before the save has no cron; its scheduler runs nonetheless
+    before.start();
+    const after = scheduler([{ schedule: '0 3 * * *', flow: 'report', shops: 'all' }], { clock });
+    after.start();
+    await before.stop();
+    expect(await after.tick()).toMatchObject({ due: [], dispatched: 0 });
+    clock.set(at('03:14:50'));
+    expect(await after.tick()).toMatchObject({ due: [], dispatched: 0 });
+    await after.stop();
+    expect(await runsOf(get().db)).toEqual([]);
   });
 
   it('start() runs passes on the database clock until stop()', async () => {
