@@ -1,7 +1,7 @@
 /** /api/flows and /api/runs (page `flows`): request checks by schemas.ts, the work by the runs service and the dispatcher. */
 import { Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
-import { NotFoundError } from '../errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { DispatchFn } from './dispatch.ts';
@@ -41,11 +41,30 @@ export function describeFlows(deps: Pick<FlowsApiDeps, 'registry' | 'config'>) {
   }));
 }
 
+/**
+ * `{ input?, retryPolicy? }`. The usual slip, the flow's input sent as the whole body (`{ "orderId": 1 }`), is answered
+ * with the unknown field and where the input goes.
+ */
+function parseRunBody(body: unknown) {
+  try {
+    return parseInput(runFlowBody, body, { notAnObject: RUN_FLOW_NOT_AN_OBJECT });
+  } catch (error) {
+    const unwrapped = typeof body === 'object' && body !== null && !Array.isArray(body) && !('input' in body);
+    if (error instanceof InvalidInputError && unwrapped && error.message.endsWith(': unknown field')) {
+      throw new InvalidInputError(`${error.message}; the flow's input goes under "input": { "input": { … } }`, {
+        field: error.field,
+        issues: error.issues,
+      });
+    }
+    throw error;
+  }
+}
+
 export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   const flows = new Hono<ApiEnv>();
   flows.get('/', (c) => c.json({ flows: describeFlows(deps) }));
   flows.post('/:name/run', async (c) => {
-    const { input, retryPolicy } = parseInput(runFlowBody, await readJsonBody(c), { notAnObject: RUN_FLOW_NOT_AN_OBJECT });
+    const { input, retryPolicy } = parseRunBody(await readJsonBody(c));
     const t = c.get('tenant');
     // the retry policy is checked by the dispatcher (validateDispatchPolicy), as for every caller
     const result = await deps.dispatch({

@@ -113,7 +113,13 @@ describeEngines('flows and runs API', (get) => {
     const notJson = await t.api('/api/flows/sync/run', { method: 'POST', body: '{oops', headers: { 'content-type': 'application/json' } });
     expect(notJson.status).toBe(400);
     const extra = await json(await t.api('/api/flows/sync/run', { method: 'POST', json: { input: { since: 'x' }, inptu: {} } }));
-    expect(extra).toMatchObject({ status: 400, body: { field: 'inptu' } });
+    expect(extra).toMatchObject({ status: 400, body: { field: 'inptu', error: 'inptu: unknown field' } });
+    // the flow's input sent as the whole body: the answer says where it goes
+    const unwrapped = await json(await t.api('/api/flows/sync/run', { method: 'POST', json: { since: '1d' } }));
+    expect(unwrapped).toMatchObject({
+      status: 400,
+      body: { field: 'since', error: 'since: unknown field; the flow\'s input goes under "input": { "input": { … } }' },
+    });
     const badPolicy = await json(
       await t.api('/api/flows/sync/run', { method: 'POST', json: { input: { since: 'x' }, retryPolicy: { maxAttempts: 0 } } }),
     );
