@@ -79,6 +79,18 @@ export interface StepRetriedEvent extends EventBase<'step.retried'> {
   nextTryAt: Date;
 }
 
+/** A run was canceled (admin API or MCP) while pending, running or sleeping; emitted by the process that canceled it. */
+export interface RunCanceledEvent extends EventBase<'run.canceled'> {
+  runId: string;
+  flow: string;
+  shop: string | null;
+  app: string;
+  /** The state it was canceled in. */
+  previousStatus: 'pending' | 'running' | 'sleeping';
+  /** Who asked: the admin API or an MCP tool call. */
+  via: 'api' | 'mcp';
+}
+
 /** A signed, well-formed webhook delivery was accepted (or acknowledged as a duplicate, or had no handler). */
 export interface WebhookReceivedEvent extends EventBase<'webhook.received'> {
   topic: string;
@@ -161,6 +173,7 @@ export type RuntimeEvent =
   | RunCompletedEvent
   | RunFailedEvent
   | StepRetriedEvent
+  | RunCanceledEvent
   | WebhookReceivedEvent
   | CronFiredEvent
   | McpCallEvent
@@ -179,6 +192,7 @@ export const RUNTIME_EVENT_TYPES: readonly RuntimeEventType[] = [
   'run.completed',
   'run.failed',
   'step.retried',
+  'run.canceled',
   'webhook.received',
   'cron.fired',
   'mcp.call',

@@ -41,7 +41,7 @@ export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
     // first: its GET /api/runs/watch must not be read as flowsApi's GET /api/runs/:id
     ...watchApi({ watch: createRunWatch({ db: runtime.db, onClose: (fn) => runtime.onClose(fn) }) }),
     ...flowsApi({
-      runs: createRunService({ db: runtime.db, registry: runtime.registry }),
+      runs: createRunService({ db: runtime.db, registry: runtime.registry, events: runtime.events }),
       registry: runtime.registry,
       dispatch: runtime.dispatch,
       config: runtime.config,

@@ -57,6 +57,7 @@ const MESSAGES: Partial<Record<RuntimeEventType, string>> = {
   'run.completed': 'run completed',
   'run.failed': 'run failed',
   'step.retried': 'step retried',
+  'run.canceled': 'run canceled',
   'webhook.received': 'webhook received',
   'cron.fired': 'cron fired',
   'mcp.call': 'mcp call',
@@ -204,6 +205,16 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
           `${name(e.flow)} completed`,
           where(e.shop, e.app),
           formatDuration(e.durationMs),
+          link(e.runId, e.shop, e.app),
+        );
+      case 'run.canceled':
+        return line(
+          e.at,
+          '■',
+          'dim',
+          `${name(e.flow)} canceled`,
+          where(e.shop, e.app),
+          `was ${e.previousStatus}, via ${e.via === 'mcp' ? 'MCP' : 'the admin API'}`,
           link(e.runId, e.shop, e.app),
         );
       case 'run.failed':

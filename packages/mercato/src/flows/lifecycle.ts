@@ -2,6 +2,7 @@
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isUuid } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import type { RuntimeEvents } from '../events.ts';
 import type { FlowRegistry } from './registry.ts';
 import {
   activeRunIds,
@@ -21,15 +22,24 @@ export async function cancelRun(
   db: Database,
   t: Tenant,
   id: string,
+  told?: { events?: RuntimeEvents; via: 'api' | 'mcp' },
 ): Promise<{ runId: string; status: 'canceled'; previousStatus: string }> {
   if (!isUuid(id)) throw new NotFoundError('Run not found');
-  const previous = await db.transaction((exec) => cancelActiveRun(exec, t, id));
-  if (previous === undefined) {
+  const canceled = await db.transaction((exec) => cancelActiveRun(exec, t, id));
+  if (canceled === undefined) {
     const status = await runStatus(db.query, t, id);
     if (!status) throw new NotFoundError('Run not found');
     throw new ConflictError(`Run is ${status}; only pending, running or sleeping runs can be canceled`, { status });
   }
-  return { runId: id, status: 'canceled', previousStatus: previous };
+  told?.events?.emit('run.canceled', {
+    runId: id,
+    flow: canceled.flowName,
+    shop: canceled.shop,
+    app: canceled.appHandle,
+    previousStatus: canceled.previous as 'pending' | 'running' | 'sleeping',
+    via: told.via,
+  });
+  return { runId: id, status: 'canceled', previousStatus: canceled.previous };
 }
 
 export type RetryMode = 'resume' | 'reset';

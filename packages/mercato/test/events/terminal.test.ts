@@ -61,6 +61,14 @@ const instance = app.defineConfig({
       },
     }),
     report: app.defineFlow({ name: 'report', input: z.object({}), concurrency: null, run: async () => 'reported' }),
+    // runs until canceled (its step gives up when the run's signal aborts)
+    waits: app.defineFlow({
+      name: 'waits',
+      input: z.object({}),
+      concurrency: null,
+      run: async (ctx) =>
+        ctx.step('wait', ({ signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve('stopped')))),
+    }),
   },
   webhooks: {
     'orders/create': defineWebhook({
@@ -393,6 +401,48 @@ describeEngines('terminal events', (get) => {
       [30, 'error', 'no.such.tool', 'mercato'],
     ]);
     expect(JSON.stringify(logged)).not.toContain(secret);
+  });
+
+  it('a canceled run: run.canceled with the state it was in and who asked, from the admin API and from MCP', async () => {
+    const running = await dispatch('waits');
+    await eventually(() => of('run.started', running)[0], { interval: 15, message: 'run.started' });
+    const res = await t.api(`/api/runs/${running}/cancel`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(of('run.canceled', running)).toEqual([
+      expect.objectContaining({ runId: running, flow: 'waits', shop: SHOP, app: 'default', previousStatus: 'running', via: 'api' }),
+    ]);
+    expect(prettyOf(running).find((l) => l.includes(' ■ '))).toMatch(
+      new RegExp(`^${TIME} ■ waits canceled  ${esc(SHOP)}  was running, via the admin API  ${runLink(running)}$`),
+    );
+    expect(jsonOf(running).find((l) => l.event === 'run.canceled')).toMatchObject({
+      level: 30,
+      name: 'mercato',
+      msg: 'run canceled',
+      flow: 'waits',
+      previousStatus: 'running',
+      via: 'api',
+    });
+    // a second cancel is a 409 and says nothing more
+    expect((await t.api(`/api/runs/${running}/cancel`, { method: 'POST' })).status).toBe(409);
+    expect(of('run.canceled', running)).toHaveLength(1);
+
+    const created = await t.api('/api/mcp/tokens', { method: 'POST', json: { name: 'canceler', permissions: ['cancel_runs'] } });
+    const { secret } = (await created.json()) as { secret: string };
+    const second = await dispatch('waits');
+    await eventually(() => of('run.started', second)[0], { interval: 15, message: 'run.started' });
+    const answer = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${secret}` },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'service.runs.cancel', arguments: { runId: second } },
+      }),
+    });
+    expect(answer.status).toBe(200);
+    expect(of('run.canceled', second)).toEqual([expect.objectContaining({ runId: second, previousStatus: 'running', via: 'mcp' })]);
+    expect(prettyOf(second).find((l) => l.includes(' ■ '))).toContain('was running, via MCP');
   });
 
   it('a throwing listener never reaches the engine: the run completes and the error is logged', async () => {

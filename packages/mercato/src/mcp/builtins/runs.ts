@@ -81,7 +81,7 @@ export function runTools(deps: McpDeps): ToolSpec[] {
       builtIn: true,
       async run(ctx, input) {
         if (!isUuid(input.runId)) throw notARun(input.runId);
-        return cancelRun(deps.db, { appHandle: ctx.appHandle, shop: ctx.shop }, input.runId);
+        return cancelRun(deps.db, { appHandle: ctx.appHandle, shop: ctx.shop }, input.runId, { events: deps.events, via: 'mcp' });
       },
     },
     {
