@@ -281,6 +281,11 @@ export function createRuntimeEvents(options: RuntimeEventsOptions = {}): Runtime
   };
 }
 
+/** A duration for an event, in ms to a tenth (`1203.4`, not `1203.3827999999`). */
+export function eventMs(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
 /** The message of anything thrown, for an event (at most 500 characters). */
 export function errorMessage(error: unknown): string {
   try {

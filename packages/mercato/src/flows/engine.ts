@@ -5,7 +5,7 @@
  */
 import type { AdminGraphqlClient, ProviderConnectors, ResolvedConfig } from '../app/types.ts';
 import type { Exec } from '../db/sql.ts';
-import { type RuntimeEvents, errorMessage } from '../events.ts';
+import { type RuntimeEvents, errorMessage, eventMs } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { ATTR, type Span, SpanKind, type Tracing, recordError, tenantAttributes } from '../telemetry/tracing.ts';
 import { Abort, raceAbort } from './abort.ts';
@@ -171,7 +171,7 @@ async function runExecution(
       deps.events.emit('run.failed', {
         ...about,
         attempt: run.budgetAttempt,
-        durationMs: elapsedMs(),
+        durationMs: eventMs(elapsedMs()),
         error: message,
         willRetry: !final,
         retryInMs: final ? null : delay,
@@ -257,7 +257,7 @@ async function runExecution(
     const stored = await finalWrite('completed', complete);
     span?.setAttribute(ATTR.outcome, stored ? 'completed' : 'interrupted');
     if (stored) {
-      deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: elapsedMs() });
+      deps.events?.emit('run.completed', { ...about, attempt: run.budgetAttempt, durationMs: eventMs(elapsedMs()) });
     }
   } finally {
     for (const t of timers) clearTimeout(t);

@@ -9,7 +9,7 @@
 import type { Context } from 'hono';
 import type { RateLimit } from '../app/types.ts';
 import { databaseUnavailableReason } from '../db/unavailable.ts';
-import { errorMessage, type RuntimeEvents } from '../events.ts';
+import { errorMessage, eventMs, type RuntimeEvents } from '../events.ts';
 import { unavailableResponse } from '../http/errors.ts';
 import { TokenBuckets, describeLimit } from '../http/rate-limit.ts';
 import type { ApiEnv } from '../http/types.ts';
@@ -182,7 +182,7 @@ export function createEndpoint(deps: EndpointDeps) {
         app: auth.token.appHandle,
         shop: auth.token.shop,
         status: ok ? 'ok' : 'error',
-        durationMs: performance.now() - startedAt,
+        durationMs: eventMs(performance.now() - startedAt),
         error: ok ? null : errorMessage(error),
       });
     };
