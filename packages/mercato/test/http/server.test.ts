@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
 import { readJsonBody } from '../../src/http/body.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../src/errors.ts';
-import { MAX_API_BODY_BYTES, createHttpApp, startHttpServer } from '../../src/http/server.ts';
+import { MAX_API_BODY_BYTES, PortUnavailableError, createHttpApp, startHttpServer } from '../../src/http/server.ts';
 import type { ApiEnv, ApiRouteGroup } from '../../src/http/types.ts';
 import { DEFAULT_APP, bearer, capturingLogger, makePlatform, startTestServer, tokenFor } from './helpers.ts';
 
@@ -246,10 +246,21 @@ describe('startHttpServer', () => {
     expect(closed).toBe(true);
   });
 
-  it('rejects when the port is taken', async () => {
+  it('rejects when the port is taken, with a message saying what to do', async () => {
     const first = await startHttpServer(new Hono(), { port: 0, hostname: '127.0.0.1' });
     try {
-      await expect(startHttpServer(new Hono(), { port: first.port, hostname: '127.0.0.1' })).rejects.toThrow(/EADDRINUSE/);
+      const error = await startHttpServer(new Hono(), { port: first.port, hostname: '127.0.0.1' }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PortUnavailableError);
+      expect(error).toMatchObject({ code: 'EADDRINUSE', port: first.port });
+      expect((error as Error).message).toBe(
+        `cannot listen on 127.0.0.1:${first.port}: the port is in use (another mercato process?). Stop that process, or pick another port with --port <n> or PORT (0 picks a free one)`,
+      );
+      const ops = await startHttpServer(new Hono(), {
+        port: first.port,
+        hostname: '127.0.0.1',
+        portSetting: '--metrics-port <n> or MERCATO_METRICS_PORT',
+      }).catch((e: unknown) => e);
+      expect((ops as Error).message).toContain('pick another port with --metrics-port <n> or MERCATO_METRICS_PORT');
     } finally {
       await first.close();
     }
