@@ -115,7 +115,7 @@ export function buildProgram(io: CliIo, run: (command: string, values: CliValues
     .exitOverride()
     .addHelpText(
       'after',
-      '\nDocs: docs/cli.md and docs/getting-started.md. Environment: docs/environment.md.\nExample:\n  $ npx mercato init my-app && cd my-app && npm install && npm run dev',
+      '\nDocs: in the docs/ folder of the Mercato repository (cli.md, getting-started.md, environment.md; not shipped in this package).\nExample:\n  $ npx mercato init my-app && cd my-app && npm install && npm run dev',
     );
   const action = (name: string) =>
     async function (this: Command, ...args: unknown[]) {
