@@ -93,7 +93,8 @@ function readHolder(path: string): LockHolder | undefined {
   }
 }
 
-function isRunning(pid: number): boolean {
+/** Whether a process with this pid runs (as any user). */
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -34,8 +34,8 @@ export async function cancelRun(
   told?.events?.emit('run.canceled', {
     runId: id,
     flow: canceled.flowName,
-    shop: canceled.shop,
-    app: canceled.appHandle,
+    shop: t.shop, // the tenant's run (tenantWhere)
+    app: t.appHandle,
     previousStatus: canceled.previous as 'pending' | 'running' | 'sleeping',
     via: told.via,
   });

@@ -1,7 +1,7 @@
 /** /api/flows and /api/runs (page `flows`): request checks by schemas.ts, the work by the runs service and the dispatcher. */
 import { Hono } from 'hono';
 import { readJsonBody } from '../http/body.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { type InputIssue, InvalidInputError, NotFoundError } from '../errors.ts';
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { DispatchFn } from './dispatch.ts';
@@ -50,7 +50,8 @@ function parseRunBody(body: unknown) {
     return parseInput(runFlowBody, body, { notAnObject: RUN_FLOW_NOT_AN_OBJECT });
   } catch (error) {
     const unwrapped = typeof body === 'object' && body !== null && !Array.isArray(body) && !('input' in body);
-    if (error instanceof InvalidInputError && unwrapped && error.message.endsWith(': unknown field')) {
+    const first = (error instanceof InvalidInputError ? error.issues?.[0] : undefined) as InputIssue | undefined;
+    if (error instanceof InvalidInputError && unwrapped && first?.code === 'unrecognized_keys') {
       throw new InvalidInputError(`${error.message}; the flow's input goes under "input": { "input": { … } }`, {
         field: error.field,
         issues: error.issues,

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { isRunning } from '../../src/db/data-dir-lock.ts';
 
 export const WORKSPACE = resolve(fileURLToPath(new URL('../../../../', import.meta.url)));
 export const PACKAGE_ROOT = join(WORKSPACE, 'packages', 'mercato');
@@ -275,15 +276,6 @@ function runDir(): string {
   return dir;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * `make` runs once per test run: the first caller (any test file) takes the lock and makes it, the others wait for its
  * JSON result (or its failure) in the run's folder.
@@ -310,7 +302,7 @@ function oncePerRun<T>(name: string, make: (dir: string) => Promise<T>, timeoutM
         } catch {
           // the owner has not written its pid yet
         }
-        if (owner && !isAlive(owner) && !existsSync(result))
+        if (owner && !isRunning(owner) && !existsSync(result))
           throw new Error(`${name}: the test process that was making it (pid ${owner}) ended without a result`);
         if (Date.now() > deadline) throw new Error(`${name}: still not ready after ${timeoutMs} ms (made by pid ${owner || '?'})`);
         await sleep(250);

@@ -392,18 +392,14 @@ export async function runStatus(exec: Exec, t: Tenant, id: string): Promise<RunS
 }
 
 /** Active → canceled, and NOTIFY the run's worker; the status it had, or undefined when it was not active (or not there). */
-export async function cancelActiveRun(
-  exec: Exec,
-  t: Tenant,
-  id: string,
-): Promise<{ previous: RunStatus; flowName: string; shop: string | null; appHandle: string } | undefined> {
-  const [row] = await exec<{ id: string; previous: RunStatus; flowName: string; shop: string | null; appHandle: string }>(sql`
+export async function cancelActiveRun(exec: Exec, t: Tenant, id: string): Promise<{ previous: RunStatus; flowName: string } | undefined> {
+  const [row] = await exec<{ id: string; previous: RunStatus; flowName: string }>(sql`
     with prev as (select id, status from runs where id = ${id}::uuid and ${tenantWhere(t)} and status in ${ACTIVE} for update)
     update runs r set status = 'canceled', finished_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
     from prev where r.id = prev.id
-    returning r.id, prev.status as previous, r.flow_name as "flowName", r.shop, r.app_handle as "appHandle"`);
+    returning r.id, prev.status as previous, r.flow_name as "flowName"`);
   if (row) await exec(sql`select pg_notify(${CANCEL_CHANNEL}, ${id})`);
-  return row && { previous: row.previous, flowName: row.flowName, shop: row.shop, appHandle: row.appHandle };
+  return row && { previous: row.previous, flowName: row.flowName };
 }
 
 export async function runStatusAndFlow(exec: Exec, t: Tenant, id: string): Promise<{ status: RunStatus; flowName: string } | undefined> {
