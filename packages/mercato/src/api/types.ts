@@ -201,6 +201,34 @@ export interface RunRow {
   nextAttemptAt: IsoTime | null;
   /** `<error name>: <message>` of the last failure, at most 300 characters. */
   errorSummary: string | null;
+  /** Why the run is not running now and when it expects to become due; null for a running or finished run (docs/flows.md). */
+  waiting: RunWaiting | null;
+}
+
+/**
+ * Why a run waits (docs/flows.md, "Why a run waits"):
+ * - `queued`: due, waiting for a worker slot behind its own tenant's runs (other tenants are served in turn);
+ * - `claimed`: taken by a worker ahead of a free slot (claiming ahead); its flow body has not started;
+ * - `debounced`: a debounced run; later dispatches with the same key push `until` back and replace its input;
+ * - `rate_limited`: its flow's `rateLimit` for its key is used up until `until`;
+ * - `concurrency`: every slot of its flow's `concurrency` key is held (`heldBy` names one holder);
+ * - `retry_backoff`: an attempt failed; the next one may start at `until`;
+ * - `sleeping`: in `ctx.sleep` until `until`.
+ */
+export type RunWaitReason = 'queued' | 'claimed' | 'debounced' | 'rate_limited' | 'concurrency' | 'retry_backoff' | 'sleeping';
+
+export interface RunWaiting {
+  reason: RunWaitReason;
+  /** When the run expects to become due; null when it is due now and waits for a worker. */
+  until: IsoTime | null;
+  /** `concurrency`: a run holding a slot of the key; null otherwise. */
+  heldBy: string | null;
+  /** The shaping key the wait is about (`rate_limited`, `concurrency`, `debounced`), as the flow's key function gave it. */
+  key: string | null;
+  /** `queued`, on the run detail only: due runs of the same tenant that go before it (at most 1,000 counted); null otherwise. */
+  ahead: number | null;
+  /** One sentence for people, e.g. "rate-limited until 12:00:03.120Z (5 starts per 1 s for key \"shop-a\")". */
+  message: string;
 }
 
 /** GET /api/runs, GET /api/flows/:name/runs: newest first; `total` counts every match. */

@@ -73,11 +73,15 @@ export interface DispatchOptions {
   shop?: string | null;
   shopifyApp?: string;
   retryPolicy?: Partial<RetryPolicy>;
+  /** Overrides the flow's `priority` for this run (an integer from -100 to 100; higher runs first within its tenant). */
+  priority?: number;
 }
 
 export interface DispatchResult {
   runId: string;
   status: 'pending';
+  /** True when a debounced flow's dispatch joined a run that was already waiting (`runId` is that run). */
+  joined?: boolean;
 }
 
 /** Connector object of one provider: its methods without their first (config) argument. */
@@ -130,6 +134,40 @@ export interface FlowContext<P extends ProvidersMap = ProvidersMap> {
   admin: AdminGraphqlClient;
 }
 
+/** The tenant a shaping key is computed for. */
+export interface ShapingTenant {
+  shop: string | null;
+  appHandle: string;
+}
+
+/**
+ * A shaping key: the run's input (as the flow's schema outputs it) and tenant → a string. The default key is the run's
+ * shop (`"(global)"` for a global run). Keys are scoped to the app and the flow.
+ */
+export type ShapingKey<I = any> = (input: I, tenant: ShapingTenant) => string;
+
+export interface KeyedConcurrency<I = any> {
+  /** Runs executing at once per key (a positive integer). */
+  limit: number;
+  key?: ShapingKey<I>;
+}
+
+export interface RateLimitRule<I = any> {
+  /** Executions that may start per period per key (a positive integer). */
+  limit: number;
+  /** The window: milliseconds or a duration string ("1s", "1m"); from 1 ms to 24 h. */
+  period: Duration;
+  key?: ShapingKey<I>;
+}
+
+export interface DebounceRule<I = any> {
+  /** Quiet time after the last dispatch before the run starts: milliseconds or a duration string; from 1 ms to 24 h. */
+  period: Duration;
+  /** Optional cap: the run starts at most this long after the first dispatch it joined, however many follow. */
+  maxWait?: Duration;
+  key?: ShapingKey<I>;
+}
+
 export interface FlowConcurrency {
   /** Maximum active runs per (app, shop, flow). Default 1. */
   limit: number;
@@ -147,8 +185,17 @@ export interface FlowDefinition<
   /** Time limit of one attempt, in ms. */
   timeout?: number;
   retryPolicy?: Partial<RetryPolicy>;
-  /** Maximum active runs per (app, shop, flow): a positive integer (default 1) or `null` for no limit. */
-  concurrency?: number | null;
+  /**
+   * A number: maximum active runs per (app, shop, flow), a further dispatch is refused with 409 (default 1); `null`: no
+   * limit. An object `{ limit, key }`: at most `limit` runs execute at once per key, the others wait (never refused).
+   */
+  concurrency?: number | null | KeyedConcurrency<z.output<Input>>;
+  /** At most `limit` executions start per `period` per key; the others wait, none is dropped. */
+  rateLimit?: RateLimitRule<z.output<Input>>;
+  /** Dispatches with the same key within `period` join one run, which starts `period` after the last one with its input. */
+  debounce?: DebounceRule<z.output<Input>>;
+  /** Orders the runs of one tenant (higher first); an integer from -100 to 100, default 0. Never delays another tenant. */
+  priority?: number;
   run(ctx: FlowContext<P>, input: z.output<Input>): Promise<Output> | Output;
 }
 
@@ -271,6 +318,11 @@ export interface WebhookDefinition<Payload = any> {
   topic: string;
   description?: string;
   handler(ctx: WebhookContext, payload: Payload): Promise<void> | void;
+  /** Load shaping of the handler's runs (docs/flows.md, "Fairness and load shaping"); keys receive the payload. */
+  concurrency?: KeyedConcurrency<Payload>;
+  rateLimit?: RateLimitRule<Payload>;
+  debounce?: DebounceRule<Payload>;
+  priority?: number;
 }
 
 export type WebhooksMap = Record<string, WebhookDefinition>;
