@@ -25,6 +25,46 @@ export interface RunDispatchedEvent extends EventBase<'run.dispatched'> {
   app: string;
   trigger: string;
   parentRunId: string | null;
+  /** True when a debounced dispatch joined a run that was already waiting (`runId` is that run): no new row. */
+  joined?: boolean;
+}
+
+/**
+ * A run is held back by its flow's load shaping (docs/flows.md, "Fairness and load shaping"): a worker found it due but
+ * its `rateLimit` key was used up or every `concurrency` slot of its key was held, and set it aside until `until`.
+ * Emitted by the worker that set it aside (once per setting aside).
+ */
+export interface RunWaitingEvent extends EventBase<'run.waiting'> {
+  runId: string;
+  flow: string;
+  shop: string | null;
+  app: string;
+  reason: 'rate_limited' | 'concurrency';
+  /** When it is due again (a freed concurrency slot makes it due earlier). */
+  until: Date;
+  /** `concurrency`: a run holding a slot of the key. */
+  heldBy: string | null;
+  /** The shaping key, as the flow's key function gave it. */
+  key: string;
+}
+
+/**
+ * The Admin GraphQL client waited for the shop's query-cost budget (THROTTLED, or a request costlier than what is
+ * available): emitted by the process whose run (or route) made the request, before it waits.
+ */
+export interface AdminThrottledEvent extends EventBase<'admin.throttled'> {
+  /** The run that made the request, or null outside a run. */
+  runId: string | null;
+  flow: string | null;
+  shop: string;
+  app: string;
+  /** How long the client waits before it tries again. */
+  waitMs: number;
+  /** The query cost the request asked for, and what the bucket had when it answered (null when unknown). */
+  requestedCost: number | null;
+  availableCost: number | null;
+  /** The 1-based attempt of this request that was throttled. */
+  attempt: number;
 }
 
 /** A worker began executing a run (each execution: a retry, a wake-up after a sleep, a reclaimed lease). */
@@ -169,6 +209,8 @@ export interface RetentionPrunedEvent extends EventBase<'retention.pruned'> {
 
 export type RuntimeEvent =
   | RunDispatchedEvent
+  | RunWaitingEvent
+  | AdminThrottledEvent
   | RunStartedEvent
   | RunCompletedEvent
   | RunFailedEvent
@@ -188,6 +230,8 @@ export type RuntimeEventPayload<T extends RuntimeEventType> = Omit<RuntimeEventO
 
 export const RUNTIME_EVENT_TYPES: readonly RuntimeEventType[] = [
   'run.dispatched',
+  'run.waiting',
+  'admin.throttled',
   'run.started',
   'run.completed',
   'run.failed',

@@ -1,14 +1,17 @@
 /** The registered flows of an app, with their input JSON schemas (computed once). */
 import { z } from 'zod';
-import type { CronEntry, FlowDefinition, ResolvedConfig } from '../app/types.ts';
+import type { CronEntry, FlowDefinition, ResolvedConfig, ShapingKey } from '../app/types.ts';
+import { parseDuration } from '../app/duration.ts';
 
 export interface RegisteredFlow {
   name: string;
   description?: string;
   definition: FlowDefinition<string, any, any, any>;
   inputSchema: Record<string, unknown>;
-  /** Max active runs per (app, shop, flow); null = unlimited. */
+  /** Max active runs per (app, shop, flow), refused above it (the number form); null = unlimited. */
   concurrency: number | null;
+  /** Keyed concurrency and rate limit (the claim enforces them), debounce (the dispatch), priority. */
+  shaping: FlowShaping;
   /** Set on internal flows (webhook handlers): not listed, dispatched only with this trigger. */
   internalTrigger?: string;
 }
@@ -37,7 +40,8 @@ export function createFlowRegistry(
       description: definition.description,
       definition,
       inputSchema: toJsonSchema(definition.input),
-      concurrency: definition.concurrency === undefined ? 1 : definition.concurrency,
+      concurrency: definition.concurrency === undefined ? 1 : refuseLimit(definition.concurrency),
+      shaping: resolveShaping(definition),
     });
   }
   const internalFlows = new Map<string, RegisteredFlow>();
@@ -47,7 +51,8 @@ export function createFlowRegistry(
       description: definition.description,
       definition,
       inputSchema: toJsonSchema(definition.input),
-      concurrency: definition.concurrency ?? null,
+      concurrency: refuseLimit(definition.concurrency),
+      shaping: resolveShaping(definition),
       internalTrigger: trigger,
     });
   }
@@ -64,4 +69,41 @@ function toJsonSchema(schema: z.ZodType): Record<string, unknown> {
   } catch {
     return {};
   }
+}
+
+/** The load shaping of a flow, resolved (docs/flows.md, "Fairness and load shaping"). */
+export interface FlowShaping {
+  /** At most `limit` runs execute at once per key; the others wait. */
+  concurrency: { limit: number; key: ShapingKey } | null;
+  /** At most `limit` executions start per `periodMs` per key. */
+  rateLimit: { limit: number; periodMs: number; key: ShapingKey } | null;
+  debounce: { periodMs: number; maxWaitMs: number | null; key: ShapingKey } | null;
+  /** -100 to 100, default 0. */
+  priority: number;
+}
+
+/** The default shaping key: the run's shop. */
+export const shopKey: ShapingKey = (_input, tenant) => tenant.shop ?? '(global)';
+
+function refuseLimit(concurrency: FlowDefinition['concurrency']): number | null {
+  return typeof concurrency === 'number' ? concurrency : null;
+}
+
+function resolveShaping(definition: FlowDefinition<string, any, any, any>): FlowShaping {
+  const c = definition.concurrency;
+  const r = definition.rateLimit;
+  const d = definition.debounce;
+  return {
+    concurrency: c !== null && typeof c === 'object' ? { limit: c.limit, key: c.key ?? shopKey } : null,
+    rateLimit: r ? { limit: r.limit, periodMs: parseDuration(r.period), key: r.key ?? shopKey } : null,
+    debounce: d
+      ? { periodMs: parseDuration(d.period), maxWaitMs: d.maxWait === undefined ? null : parseDuration(d.maxWait), key: d.key ?? shopKey }
+      : null,
+    priority: definition.priority ?? 0,
+  };
+}
+
+/** True when the claim must check a limit for the flow's runs (they are "gated"). */
+export function isGated(shaping: FlowShaping): boolean {
+  return shaping.concurrency !== null || shaping.rateLimit !== null;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, check, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /** One run of a flow. Tenant: (app_handle, shop); shop is null for a global run. */
 export const runs = pgTable(
@@ -34,6 +34,16 @@ export const runs = pgTable(
     parentRunId: uuid('parent_run_id'),
     /** The W3C trace context of the dispatch (`traceparent[ tracestate]`), when tracing was on: the run's spans continue it. */
     traceContext: text('trace_context'),
+    /** Orders the runs of one tenant in the claim (higher first), -100 to 100: the flow's `priority` or the dispatch's. */
+    priority: smallint('priority').notNull().default(0),
+    /** `[app, flow, key]` as JSON when the flow has a keyed `concurrency`: the claim lets `limit` of them run at once. */
+    concurrencyKey: text('concurrency_key'),
+    /** `[app, flow, key]` as JSON when the flow has a `rateLimit`: the claim lets `limit` of them start per period. */
+    rateKey: text('rate_key'),
+    /** `[app, flow, key]` as JSON while a debounced run waits: later dispatches with the key join it (cleared at the claim). */
+    debounceKey: text('debounce_key'),
+    /** Why the claim set a due run aside (`{ reason: 'rate_limited' | 'concurrency', heldBy, key }`), until `available_at`. */
+    wait: jsonb('wait'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
@@ -57,6 +67,23 @@ export const runs = pgTable(
     index('runs_claimable_idx')
       .on(t.availableAt)
       .where(sql`${t.status} in ('pending','sleeping')`),
+    // The fair claim (docs/architecture.md, "The claim"): a tenant's claimable runs in the order it serves them, found
+    // tenant by tenant (a loose index scan). Ungated runs and gated ones (a keyed concurrency or a rate limit) apart, so
+    // that a tenant's runs set aside by their limits are never walked by the claim of the others.
+    index('runs_fair_idx')
+      .on(t.appHandle, sql`coalesce(${t.shop}, '')`, t.priority.desc(), t.availableAt)
+      .where(sql`${t.status} in ('pending','sleeping') and ${t.concurrencyKey} is null and ${t.rateKey} is null`),
+    index('runs_gated_idx')
+      .on(t.appHandle, sql`coalesce(${t.shop}, '')`, t.priority.desc(), t.availableAt)
+      .where(sql`${t.status} in ('pending','sleeping') and (${t.concurrencyKey} is not null or ${t.rateKey} is not null)`),
+    // A concurrency key's runs: the slots in use (running) and the runs waiting for one (woken when a slot frees).
+    index('runs_concurrency_key_idx')
+      .on(t.concurrencyKey, t.status)
+      .where(sql`${t.concurrencyKey} is not null and ${t.status} in ('pending','running','sleeping')`),
+    // At most one waiting run per debounce key: a dispatch with the key joins it (insert … on conflict).
+    uniqueIndex('runs_debounce_idx')
+      .on(t.debounceKey)
+      .where(sql`${t.debounceKey} is not null and ${t.status} = 'pending'`),
     index('runs_lease_idx')
       .on(t.leaseExpiresAt)
       .where(sql`${t.status} = 'running'`),
@@ -93,4 +120,15 @@ export const steps = pgTable(
     primaryKey({ columns: [t.runId, t.name] }),
     check('steps_status_check', sql`${t.status} in ('running','completed','failed','sleeping')`),
   ],
+);
+
+/** The starts of rate-limited runs (`rateLimit`), one row per start, kept for the longest period (a day at most). */
+export const rateStarts = pgTable(
+  'rate_starts',
+  {
+    /** `[app, flow, key]` as JSON (the run's `rate_key`). */
+    key: text('key').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('rate_starts_key_at_idx').on(t.key, t.at)],
 );

@@ -10,7 +10,7 @@
  *   stores customer data defines these topics to erase or export it).
  */
 import { z } from 'zod';
-import type { FlowContext, FlowDefinition, ResolvedConfig, WebhookContext, WebhookDefinition } from '../app/types.ts';
+import type { FlowContext, FlowDefinition, ResolvedConfig, ShapingKey, WebhookContext, WebhookDefinition } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { InternalFlow } from '../flows/registry.ts';
 import { markUninstalled } from './store.ts';
@@ -120,7 +120,10 @@ function webhookFlow(
     name: webhookFlowName(topic),
     description: definition?.description ?? `Handles the ${topic} webhook`,
     input: webhookInput,
-    concurrency: null,
+    concurrency: definition?.concurrency ? { ...definition.concurrency, key: onPayload(definition.concurrency.key) } : null,
+    rateLimit: definition?.rateLimit ? { ...definition.rateLimit, key: onPayload(definition.rateLimit.key) } : undefined,
+    debounce: definition?.debounce ? { ...definition.debounce, key: onPayload(definition.debounce.key) } : undefined,
+    priority: definition?.priority,
     async run(ctx, input) {
       if (!ctx.shop) throw new Error('A webhook run needs a shop');
       const wctx = webhookContext(ctx, input);
@@ -133,6 +136,11 @@ function webhookFlow(
       return { topic, webhookId: input.webhookId };
     },
   };
+}
+
+/** A webhook definition's shaping key takes the payload; the flow's takes the run's input (the payload is inside). */
+function onPayload(key: ShapingKey | undefined): ShapingKey<WebhookInput> | undefined {
+  return key ? (input, tenant) => key(input.payload, tenant) : undefined;
 }
 
 /** The internal flows for every handled topic: the app's `webhooks` and the built-in topics. */

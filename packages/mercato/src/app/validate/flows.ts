@@ -11,6 +11,7 @@ import {
   isSchema,
   type Problems,
 } from './util.ts';
+import { checkShaping } from './shaping.ts';
 
 export function checkFlows(problems: Problems, flows: unknown): void {
   if (flows === undefined) {
@@ -41,9 +42,7 @@ function checkFlow(problems: Problems, path: string, key: string, flow: unknown)
   if (flow.timeout !== undefined)
     checkTimerMs(problems, at(path, 'timeout'), flow.timeout, 'must be a positive finite number of milliseconds');
   if (flow.retryPolicy !== undefined) checkRetryPolicy(problems, at(path, 'retryPolicy'), flow.retryPolicy);
-  if (flow.concurrency !== undefined && flow.concurrency !== null && !isPositiveInteger(flow.concurrency)) {
-    problems.add(at(path, 'concurrency'), `must be a positive integer, or null for no limit ${got(flow.concurrency)}`);
-  }
+  checkShaping(problems, path, flow, true);
 }
 
 const RETRY_KEYS = ['maxAttempts', 'initialIntervalMs', 'backoffCoefficient', 'maxIntervalMs'] as const;

@@ -1,4 +1,5 @@
 /** The remaining options: `shopify` (static shape only), `webhooks`, `pages`, `experimental` (custom pages: ./custom-pages.ts), `onError`. */
+import { checkShaping } from './shaping.ts';
 import { PAGE_KEYS, PAGE_MODES } from '../types.ts';
 import { checkCustomPages } from './custom-pages.ts';
 import { at, checkKnownKeys, got, isFunction, isNonEmptyString, isPlainObject, type Problems } from './util.ts';
@@ -84,6 +85,7 @@ export function checkWebhooks(problems: Problems, webhooks: unknown): void {
       problems.add(at(path, 'description'), `must be a string ${got(webhook.description)}`);
     }
     if (!isFunction(webhook.handler)) problems.add(at(path, 'handler'), `is required: a function ${got(webhook.handler)}`);
+    checkShaping(problems, path, webhook, false);
   }
 }
 
