@@ -18,7 +18,7 @@ import { type DispatchFn, createDispatcher, dispatchFlowFor } from './flows/disp
 import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
 import { webhookFlows } from './platform/webhook-flows.ts';
 import { type Installations, installationsOf } from './platform/directory.ts';
-import { adminClientFor } from './platform/index.ts';
+import { type AdminClientRun, adminClientFor } from './platform/index.ts';
 import { createConnectors } from './providers/service.ts';
 import { type RuntimeEvents, createRuntimeEvents } from './events.ts';
 import { type Tracing, createTracing } from './telemetry/tracing.ts';
@@ -47,8 +47,11 @@ export interface Runtime {
   readonly tracing?: Tracing;
   /** The provider connectors of a tenant (ctx.providers of flows, routes and pages). */
   connectorsFor(appHandle: string, shop: string | null): ProviderConnectors<ProvidersMap>;
-  /** The Admin GraphQL client of a tenant (ctx.admin, /api/functions, the MCP admin tool). */
-  adminClientFor(appHandle: string, shop: string, signal?: AbortSignal): AdminGraphqlClient;
+  /**
+   * The Admin GraphQL client of a tenant (ctx.admin, /api/functions, the MCP admin tool). Its throttle waits are
+   * `admin.throttled` events; for ctx.admin, `run` also gets a line in the run's logs per wait.
+   */
+  adminClientFor(appHandle: string, shop: string, signal?: AbortSignal, run?: AdminClientRun): AdminGraphqlClient;
   /** Register cleanup run by close(), in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
   close(): Promise<void>;
@@ -139,8 +142,8 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     installations: installationsOf(db),
     tracing,
     connectorsFor: (appHandle, shop) => createConnectors({ db, secrets, providers: options.instance.config.providers }, appHandle, shop),
-    adminClientFor: (appHandle, shop, signal) =>
-      adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger, tracing }, appHandle, shop, signal),
+    adminClientFor: (appHandle, shop, signal, run) =>
+      adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger, tracing, events }, appHandle, shop, signal, run),
     onClose(fn) {
       closers.push(fn);
     },

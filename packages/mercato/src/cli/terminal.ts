@@ -5,8 +5,9 @@
  *   with a link to the run's page in the admin UI when `adminUrl` is given:
  *   `12:03:04 ✓ syncOrders completed  demo-shop.myshopify.com  1.2s  http://localhost:3000/runs/<id>`
  * - `json` (`mercato start`, `mercato worker`): the same events as pino JSON lines through the runtime's logger, with an
- *   `event` field (`run.completed`…), at `info` (a failed attempt that will be retried and a step retry at `warn`, a
- *   run that failed for good at `error`): LOG_LEVEL (or the logger's level) filters them like any other line.
+ *   `event` field (`run.completed`…), at `info` (a failed attempt that will be retried, a step retry and an Admin GraphQL
+ *   throttle wait at `warn`, a run that failed for good at `error`): LOG_LEVEL (or the logger's level) filters them like
+ *   any other line.
  *
  * `quiet` shows nothing. See docs/cli.md, "What the terminal shows".
  */
@@ -43,16 +44,18 @@ export interface TerminalOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The level of an event's line: failures and retries stand out; everything else is `info`. */
+/** The level of an event's line: failures, retries and throttle waits stand out; everything else is `info`. */
 export function eventLevel(event: RuntimeEvent): 'info' | 'warn' | 'error' {
   if (event.type === 'run.failed') return event.willRetry ? 'warn' : 'error';
-  if (event.type === 'step.retried') return 'warn';
+  if (event.type === 'step.retried' || event.type === 'admin.throttled') return 'warn';
   return 'info';
 }
 
 /** The events the terminal shows (step.finished and lease.recovered feed the metrics only; the worker logs a recovered lease itself). */
 const MESSAGES: Partial<Record<RuntimeEventType, string>> = {
   'run.dispatched': 'run dispatched',
+  'run.waiting': 'run waiting',
+  'admin.throttled': 'admin throttled',
   'run.started': 'run started',
   'run.completed': 'run completed',
   'run.failed': 'run failed',
@@ -139,6 +142,11 @@ export function formatClock(at: Date): string {
   return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
+/** A run id in a sentence: its first 8 characters (`1a2b3c4d…`); the link at the end of the line has it whole. */
+function shortId(runId: string): string {
+  return runId.length > 9 ? `${runId.slice(0, 8)}…` : runId;
+}
+
 /** One line: newlines and control characters become spaces, long text is cut. */
 function oneLine(text: string, max = 200): string {
   // eslint-disable-next-line no-control-regex
@@ -153,7 +161,10 @@ interface RendererOptions {
   showApp: boolean;
 }
 
-/** The pretty line of an event (null when it has none: a retry its step line already told, a webhook's or cron's dispatch). */
+/**
+ * The pretty line of an event (null when it has none: a retry its step line already told, a webhook's or cron's dispatch).
+ * A debounced dispatch that joined a waiting run says so (`→ syncOrders joined run 1a2b3c4d… (debounced)`).
+ */
 export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => string | null {
   const paint = (style: Paint, text: string) => (o.color ? `${ANSI[style]}${text}${ANSI.reset}` : text);
   const base = o.adminUrl?.replace(/\/+$/, '');
@@ -183,11 +194,40 @@ export function prettyRenderer(o: RendererOptions): (event: RuntimeEvent) => str
           e.at,
           '→',
           'cyan',
-          `${name(e.flow)} dispatched`,
+          e.joined ? `${name(e.flow)} joined run ${shortId(e.runId)} (debounced)` : `${name(e.flow)} dispatched`,
           where(e.shop, e.app),
           `via ${e.trigger}`,
           link(e.runId, e.shop, e.app),
         );
+      case 'run.waiting': {
+        const key = `(key "${oneLine(e.key, 40)}")`;
+        return line(
+          e.at,
+          '⏸',
+          'yellow',
+          `${name(e.flow)} waiting`,
+          where(e.shop, e.app),
+          e.reason === 'rate_limited'
+            ? `rate-limited until ${formatClock(e.until)} ${key}`
+            : `for a concurrency slot${e.heldBy ? ` held by run ${shortId(e.heldBy)}` : ''} ${key}`,
+          link(e.runId, e.shop, e.app),
+        );
+      }
+      case 'admin.throttled': {
+        const costs =
+          e.requestedCost !== null || e.availableCost !== null
+            ? ` (requested ${e.requestedCost ?? '?'}, available ${e.availableCost ?? '?'})`
+            : '';
+        return line(
+          e.at,
+          '⏳',
+          'yellow',
+          `${e.flow ? `${name(e.flow)} ` : ''}Admin GraphQL throttled: waiting ${formatDuration(e.waitMs)} for the query cost budget${costs}`,
+          where(e.shop, e.app),
+          e.attempt > 1 ? `attempt ${e.attempt}` : null,
+          link(e.runId, e.shop, e.app),
+        );
+      }
       case 'run.started':
         return line(
           e.at,

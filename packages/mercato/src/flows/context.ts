@@ -70,12 +70,20 @@ export interface ContextDeps {
   runLogs: RunLogs;
   dispatch: DispatchFn;
   connectors?: (appHandle: string, shop: string | null) => ProviderConnectors<any>;
-  adminClient?: (appHandle: string, shop: string, signal?: AbortSignal) => AdminGraphqlClient;
+  /** `run`: the run whose logs get a `warn` line per throttle wait of ctx.admin (its runtime event names the run). */
+  adminClient?: (appHandle: string, shop: string, signal?: AbortSignal, run?: AdminClientRunScope) => AdminGraphqlClient;
   maxStepResultBytes?: number;
   /** step.finished is emitted when someone hears it (the metrics). */
   events?: RuntimeEvents;
   /** A `step <name>` span per executed step and a `sleep <name>` span per parking sleep (docs/tracing.md). */
   tracing?: Tracing;
+}
+
+/** What ctx.admin tells its client about the run (platform/admin-client.ts, AdminClientRun). */
+export interface AdminClientRunScope {
+  runId: string;
+  flow: string;
+  log: Pick<FlowLogger, 'warn'>;
 }
 
 /** One execution's ctx, and what it saw. */
@@ -343,7 +351,7 @@ export async function createExecutionContext(
     get admin() {
       if (!run.shop) throw new Error('ctx.admin is not available in a global run (it has no shop)');
       if (!deps.adminClient) throw new Error('The Admin GraphQL client is not available in this runtime');
-      return deps.adminClient(run.appHandle, run.shop, abort.signal);
+      return deps.adminClient(run.appHandle, run.shop, abort.signal, { runId: run.id, flow: run.flowName, log: runLogger.log });
     },
   };
 

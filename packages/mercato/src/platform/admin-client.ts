@@ -2,13 +2,17 @@
  * The Admin GraphQL client of one tenant (app, shop). `request()` returns `data` and:
  * - waits and retries when the platform answers HTTP 200 with a `THROTTLED` error, for as long as the cost extension
  *   says the bucket needs to hold the requested cost (`(requested - available) / restoreRate` seconds);
+ *   each such wait is a `throttled` span event, an `admin.throttled` runtime event and, for `ctx.admin`, a `warn` line
+ *   in the run's logs (docs/platform.md, "Throttling");
  * - retries HTTP 429, 5xx and network failures with exponential backoff, honouring `Retry-After`;
  * - honours the caller's AbortSignal (and the client's own, e.g. the run's) during requests and waits;
  * - throws AdminGraphqlError for GraphQL errors, AdminHttpError for other HTTP failures, NotInstalledError without an
  *   active installation.
  * `raw()` sends once and returns `{ status, body }` untouched (the MCP GraphQL tool passes errors back as they are).
  */
-import type { AdminGraphqlClient, AdminRawResponse, AdminRequestOptions } from '../app/types.ts';
+import type { AdminGraphqlClient, AdminRawResponse, AdminRequestOptions, FlowLogger } from '../app/types.ts';
+import { SINGLE_APP_HANDLE } from '../app/platform.ts';
+import type { RuntimeEvents } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { ATTR, type Span, SpanKind, type Tracing } from '../telemetry/tracing.ts';
 import { AdminGraphqlError, AdminHttpError, AdminThrottledError, type GraphqlErrorEntry, type QueryCost } from './errors.ts';
@@ -50,6 +54,38 @@ export interface AdminClientOptions {
   logger?: Logger;
   /** An `admin graphql` client span per request()/raw() call (docs/tracing.md). */
   tracing?: Tracing;
+  /** The app handle of the tenant, named in `admin.throttled` (default: `default`, the handle of a one-app config). */
+  app?: string;
+  /** Told of each throttle wait (`admin.throttled`), before the client waits. */
+  events?: RuntimeEvents;
+  /** The run this client serves (`ctx.admin`): each throttle wait is a `warn` line in its logs, and its event names it. */
+  run?: AdminClientRun;
+}
+
+/** The run a client serves: its id, its flow, and the run's logger (ctx.log). */
+export interface AdminClientRun {
+  runId: string;
+  flow: string;
+  log: Pick<FlowLogger, 'warn'>;
+}
+
+/** One wait for the shop's query-cost budget. */
+export interface AdminThrottleWait {
+  waitMs: number;
+  /** The cost the request asked for, and what the bucket had when it answered (null when the answer did not say). */
+  requestedCost: number | null;
+  availableCost: number | null;
+  /** The 1-based attempt of the request that was throttled. */
+  attempt: number;
+}
+
+/** The run log line of a throttle wait: `Admin GraphQL throttled: waiting 1.2 s for the shop's query cost budget (requested 120, available 30)`. */
+export function throttleLogMessage(wait: Pick<AdminThrottleWait, 'waitMs' | 'requestedCost' | 'availableCost'>): string {
+  const costs =
+    wait.requestedCost !== null || wait.availableCost !== null
+      ? ` (requested ${wait.requestedCost ?? 'unknown'}, available ${wait.availableCost ?? 'unknown'})`
+      : '';
+  return `Admin GraphQL throttled: waiting ${(wait.waitMs / 1000).toFixed(1)} s for the shop's query cost budget${costs}`;
 }
 
 /** Extra time added to a computed throttle wait, so the bucket has surely refilled. */
@@ -143,8 +179,10 @@ export class AdminClient implements AdminGraphqlClient {
     const signal = this.signalFor(options.signal);
     let retries = 0;
     let throttles = 0;
+    let attempt = 0;
     for (;;) {
       signal?.throwIfAborted();
+      attempt++;
       let res: Response;
       try {
         res = await this.send(query, options, signal);
@@ -189,6 +227,12 @@ export class AdminClient implements AdminGraphqlClient {
         throttles++;
         span?.addEvent('throttled', { 'mercato.retry.delay_ms': delay });
         this.options.logger?.debug({ shop: this.shop, delayMs: delay, cost }, 'Admin API throttled; waiting');
+        this.throttled({
+          waitMs: delay,
+          requestedCost: finite(cost?.requestedQueryCost),
+          availableCost: finite(cost?.throttleStatus?.currentlyAvailable),
+          attempt,
+        });
         await sleep(delay, signal);
         continue;
       }
@@ -197,6 +241,25 @@ export class AdminClient implements AdminGraphqlClient {
       }
       return payload.data as T;
     }
+  }
+
+  /** A throttle wait: the run's log line (never awaited: its writes never reject) and the `admin.throttled` event. */
+  private throttled(wait: AdminThrottleWait): void {
+    const { run, events } = this.options;
+    if (run) {
+      try {
+        void run.log.warn(throttleLogMessage(wait), { ...wait }).catch(() => {});
+      } catch {
+        // a run logger never throws; if one did, the request still waits and goes on
+      }
+    }
+    events?.emit('admin.throttled', {
+      runId: run?.runId ?? null,
+      flow: run?.flow ?? null,
+      shop: this.shop,
+      app: this.options.app ?? SINGLE_APP_HANDLE,
+      ...wait,
+    });
   }
 
   /** Sends once and returns the status and the body as the platform answered (no retries, no error mapping). */
@@ -219,6 +282,10 @@ export class AdminClient implements AdminGraphqlClient {
     span?.setAttribute('http.response.status_code', res.status);
     return { status: res.status, body: parseBody(await res.text()) };
   }
+}
+
+function finite(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
 function parseBody(text: string): unknown {

@@ -6,18 +6,22 @@ import type { ResolvedPlatform } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
-import { AdminClient, type AdminRetryOptions } from './admin-client.ts';
+import { AdminClient, type AdminClientRun, type AdminRetryOptions } from './admin-client.ts';
 import { NotInstalledError } from './errors.ts';
 import { getAccessToken } from './store.ts';
 import type { Tracing } from '../telemetry/tracing.ts';
+import type { RuntimeEvents } from '../events.ts';
 
 export {
   AdminClient,
   DEFAULT_ADMIN_RETRY,
+  type AdminClientRun,
   type AdminRetryOptions,
+  type AdminThrottleWait,
   type RawResponse,
   type RequestOptions,
   retryAfterMs,
+  throttleLogMessage,
   throttleWaitMs,
 } from './admin-client.ts';
 export {
@@ -53,15 +57,27 @@ export interface AdminClientDeps {
   logger?: Logger;
   retry?: Partial<AdminRetryOptions>;
   tracing?: Tracing;
+  /** Told of each throttle wait (`admin.throttled`). */
+  events?: RuntimeEvents;
 }
 
 /**
  * The Admin GraphQL client of a tenant. The access token is read (and decrypted) for each request, so an uninstall
- * or a reinstall takes effect at once; without an active installation, requests throw NotInstalledError.
+ * or a reinstall takes effect at once; without an active installation, requests throw NotInstalledError. `run` (ctx.admin):
+ * the run whose logs get a line per throttle wait.
  */
-export function adminClientFor(deps: AdminClientDeps, appHandle: string, shop: string, signal?: AbortSignal): AdminClient {
+export function adminClientFor(
+  deps: AdminClientDeps,
+  appHandle: string,
+  shop: string,
+  signal?: AbortSignal,
+  run?: AdminClientRun,
+): AdminClient {
   return new AdminClient({
     shop,
+    app: appHandle,
+    events: deps.events,
+    run,
     apiVersion: deps.platform.apiVersion,
     platformOrigin: deps.platformOrigin,
     signal,

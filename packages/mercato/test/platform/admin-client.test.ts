@@ -1,12 +1,14 @@
 /**
  * The Admin GraphQL client against the simulator over real HTTP: cost throttling (HTTP 200 + THROTTLED) waited out,
- * 429/5xx retried with Retry-After, abort signals, typed errors, raw mode; and ctx.admin (request, raw) in flows run by a worker.
+ * 429/5xx retried with Retry-After, abort signals, typed errors, raw mode; and ctx.admin (request, raw) in flows run by a worker,
+ * whose throttle waits are lines in the run's logs and `admin.throttled` runtime events.
  */
 import type { PlatformSim } from 'platform-sim';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineApp } from '../../src/app/app.ts';
 import { describeEngines } from '../../src/db/testing.ts';
+import { type RuntimeEventOf, createRuntimeEvents } from '../../src/events.ts';
 import {
   AdminClient,
   AdminGraphqlError,
@@ -14,6 +16,7 @@ import {
   NotInstalledError,
   adminClientFor,
   retryAfterMs,
+  throttleLogMessage,
   throttleWaitMs,
 } from '../../src/platform/index.ts';
 import { FAST_WORKER, OTHER_SHOP, SHOP, TEST_API_KEY, type TestRuntime, startTestRuntime, waitForRun } from '../helpers/runtime.ts';
@@ -58,6 +61,43 @@ describe('AdminClient', () => {
     } finally {
       sim.setBucket({ max: 1000, restoreRate: 50 });
     }
+  });
+
+  it('tells each THROTTLED wait to the runtime events (no run: runId and flow null), before it waits', async () => {
+    const events = createRuntimeEvents();
+    const seen: Array<RuntimeEventOf<'admin.throttled'>> = [];
+    events.on('admin.throttled', (e) => void seen.push(e));
+    const own = new AdminClient({
+      shop: SHOP,
+      apiVersion: '2026-10',
+      platformOrigin: sim.url,
+      accessToken: async () => token,
+      retry: FAST_RETRY,
+      app: 'default',
+      events,
+    });
+    sim.setBucket({ max: 1, restoreRate: 5 });
+    try {
+      const before = sim.state.throttledCount;
+      await own.request(SHOP_QUERY); // the one point of the bucket
+      await own.request(SHOP_QUERY); // throttled: waits ~250 ms for a point
+      expect(sim.state.throttledCount).toBeGreaterThan(before);
+    } finally {
+      sim.setBucket({ max: 1000, restoreRate: 50 });
+    }
+    expect(seen.length).toBeGreaterThanOrEqual(1);
+    expect(seen[0]).toMatchObject({
+      type: 'admin.throttled',
+      runId: null,
+      flow: null,
+      shop: SHOP,
+      app: 'default',
+      requestedCost: 1,
+      attempt: 1,
+    });
+    expect(seen[0]!.availableCost).toBeLessThan(1);
+    expect(seen[0]!.waitMs).toBeGreaterThan(50);
+    expect(seen.map((e) => e.attempt)).toEqual(seen.map((_, i) => i + 1)); // attempts of the one throttled request
   });
 
   it('retries 429 honouring Retry-After, and 5xx with backoff', async () => {
@@ -152,6 +192,12 @@ describe('AdminClient', () => {
     expect(retryAfterMs('2')).toBe(2000);
     expect(retryAfterMs(new Date(Date.now() + 3000).toUTCString())).toBeGreaterThan(1000);
     expect(retryAfterMs('soon')).toBeUndefined();
+    expect(throttleLogMessage({ waitMs: 1234, requestedCost: 120, availableCost: 30 })).toBe(
+      "Admin GraphQL throttled: waiting 1.2 s for the shop's query cost budget (requested 120, available 30)",
+    );
+    expect(throttleLogMessage({ waitMs: 500, requestedCost: null, availableCost: null })).toBe(
+      "Admin GraphQL throttled: waiting 0.5 s for the shop's query cost budget",
+    );
   });
 });
 
@@ -206,6 +252,52 @@ describeEngines('ctx.admin in flows', (get) => {
     expect(run.output).toMatchObject({ name: 'Shop One', myshopifyDomain: SHOP, currencyCode: 'EUR' });
     expect(sim.state.throttledCount).toBeGreaterThan(throttledBefore);
     expect(sim.state.graphqlCalls.filter((c) => c.shop === SHOP && c.outcome === 'ok').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("a flow's throttle waits are warn lines in the run's logs (admin API) and admin.throttled events naming the run", async () => {
+    expect((await t.api('/api/pages')).status).toBe(200); // SHOP installed (idempotent)
+    // start with a full bucket (2 points at 10/s): 5 concurrent calls, so at least 3 are throttled
+    const bucket = sim.state.bucket(TEST_API_KEY, SHOP);
+    while (bucket.status().currentlyAvailable < bucket.config.max) await new Promise((resolve) => setTimeout(resolve, 50));
+    const seen: Array<RuntimeEventOf<'admin.throttled'>> = [];
+    const off = t.runtime.events.on('admin.throttled', (e) => void seen.push(e));
+    try {
+      const res = await t.api('/api/flows/shopInfo/run', { method: 'POST', json: { input: { calls: 5 } } });
+      const { runId } = (await res.json()) as { runId: string };
+      const run = await waitForRun(get().db, runId, undefined, 15_000);
+      expect(run.status).toBe('completed');
+
+      const mine = seen.filter((e) => e.runId === runId);
+      expect(mine.length).toBeGreaterThanOrEqual(3);
+      for (const e of mine) {
+        expect(e).toMatchObject({ type: 'admin.throttled', runId, flow: 'shopInfo', shop: SHOP, app: 'default', requestedCost: 1 });
+        expect(e.availableCost).toBeLessThan(1);
+        expect(e.waitMs).toBeGreaterThan(0);
+        expect(e.attempt).toBeGreaterThanOrEqual(1);
+      }
+
+      const logsRes = await t.api(`/api/runs/${runId}/logs?levels=warn&limit=200`);
+      expect(logsRes.status).toBe(200);
+      const { logs } = (await logsRes.json()) as {
+        logs: Array<{ level: string; message: string; data: Record<string, unknown> | null; step: string | null; attempt: number }>;
+      };
+      const throttled = logs.filter((l) => l.message.startsWith('Admin GraphQL throttled: waiting '));
+      expect(throttled).toHaveLength(mine.length);
+      for (const line of throttled) {
+        expect(line).toMatchObject({
+          level: 'warn',
+          step: 'burst',
+          attempt: 1,
+          data: { waitMs: expect.any(Number), requestedCost: 1, availableCost: expect.any(Number), attempt: expect.any(Number) },
+        });
+        expect(line.message).toMatch(
+          /^Admin GraphQL throttled: waiting \d+\.\d s for the shop's query cost budget \(requested 1, available [\d.]+\)$/,
+        );
+      }
+      expect(throttled.map((l) => l.data!.waitMs as number).sort((a, b) => a - b)).toEqual(mine.map((e) => e.waitMs).sort((a, b) => a - b));
+    } finally {
+      off();
+    }
   });
 
   it('ctx.admin.raw in a flow sends once with the operation name and returns the status and body as answered', async () => {
