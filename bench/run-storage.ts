@@ -24,7 +24,8 @@ import { dirname, resolve } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { type Database, openDatabase } from '../packages/mercato/src/db/engine.ts';
 import { migrate } from '../packages/mercato/src/db/migrate.ts';
-import { type Completion, claimRuns, completeRuns } from '../packages/mercato/src/flows/store/leases.ts';
+import { type Completion, completeRuns } from '../packages/mercato/src/flows/store/leases.ts';
+import { START_CURSOR, claimFair } from '../packages/mercato/src/flows/store/claim.ts';
 import { type RunFilter, listRunRows } from '../packages/mercato/src/flows/store/runs.ts';
 import { type Cluster, startCluster } from '../packages/mercato/test/kit/cluster.ts';
 import { gitState } from './lib/git.ts';
@@ -111,7 +112,7 @@ async function measure(db: Database, tag: string): Promise<Figures> {
   for (let n = 0; ; n++) {
     const token = `bench-${n}`;
     const c0 = processCpuMs(pid);
-    const claimed = await claimRuns(db.query, token, BATCH, 60_000);
+    const { runs: claimed } = await claimFair(db.query, token, BATCH, 60_000, START_CURSOR);
     claimCpu += processCpuMs(pid) - c0;
     if (claimed.length === 0) break;
     const startedAt = new Date();

@@ -154,12 +154,18 @@ export interface RunFlowRequest {
   input?: unknown;
   /** Overrides of the flow's retry policy for this run. */
   retryPolicy?: Partial<RetryPolicy>;
+  /** Overrides the flow's priority for this run: an integer from -100 to 100, higher first within the shop's runs. */
+  priority?: number;
 }
 
-/** POST /api/flows/:name/run → 202; 409 `{ error, existingRunId }` at the concurrency limit. */
+/**
+ * POST /api/flows/:name/run → 202; 409 `{ error, existingRunId }` at a refusing concurrency limit. A debounced flow's
+ * dispatch that joined the run already waiting answers that run's id with `joined: true`.
+ */
 export interface DispatchResponse {
   runId: string;
   status: 'pending';
+  joined?: boolean;
 }
 
 /** Query parameters of GET /api/runs and GET /api/flows/:name/runs (no others are accepted). */

@@ -11,7 +11,11 @@ import type { RuntimeEvents } from '../events.ts';
 import { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError } from './errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { activeRunIds, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
+import { activeRunIds, debounceRun, debouncedRunId, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
+import { storedKey } from './store/claim.ts';
+import type { RegisteredFlow } from './registry.ts';
+import { MAX_PRIORITY, MIN_PRIORITY, isPriority } from '../app/validate/shaping.ts';
+import type { ShapingKey, ShapingTenant } from '../app/types.ts';
 import { findBadText } from '../db/text.ts';
 import { ATTR, SpanKind, type Tracing, tenantAttributes } from '../telemetry/tracing.ts';
 
@@ -26,6 +30,8 @@ export interface DispatchRequest {
   input?: unknown;
   trigger: Trigger;
   retryPolicy?: Partial<RetryPolicy>;
+  /** Overrides the flow's priority (validated: an integer from -100 to 100). */
+  priority?: unknown;
   parentRunId?: string;
   /** Runs inside the dispatch transaction once the run row exists (webhook dedupe); throwing rolls the dispatch back. */
   within?: (exec: Exec, runId: string) => Promise<void>;
@@ -127,6 +133,13 @@ function dispatcher(deps: DispatcherDeps) {
       throw new InvalidDispatchError(`Invalid input for flow "${flow.name}"`, { issues: schemaIssuesBody(parsed.error.issues) });
     }
     const retryPolicy = mergeRetryPolicy(deps.config.retryPolicy, flow.definition.retryPolicy, validateDispatchPolicy(request.retryPolicy));
+    if (request.priority !== undefined && request.priority !== null && !isPriority(request.priority)) {
+      throw new InvalidDispatchError(`priority: must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY} (higher runs first)`, {
+        field: 'priority',
+      });
+    }
+    const priority = (request.priority as number | undefined | null) ?? flow.shaping.priority;
+    const keys = shapingKeys(flow, parsed.data, { shop, appHandle });
     // Store the input as given (defaults are applied again when the run executes), so a retry replays the same request.
     const input = request.input ?? {};
     const tenant: Tenant = { appHandle, shop };
@@ -139,21 +152,34 @@ function dispatcher(deps: DispatcherDeps) {
       retryPolicy,
       parentRunId: request.parentRunId,
       traceContext,
+      priority,
+      concurrencyKey: keys.concurrency,
+      rateKey: keys.rate,
     };
+    const debounce = flow.shaping.debounce && keys.debounce !== null ? { ...flow.shaping.debounce, key: keys.debounce } : null;
     const simple = flow.concurrency === null && !request.within;
+    let joined = false;
+    const write = async (exec: typeof deps.db.query, solo: boolean): Promise<string> => {
+      if (!debounce) return insertRun(exec, newRun, solo);
+      const row = await debounceRun(exec, newRun, debounce);
+      joined = row.joined;
+      return row.id;
+    };
     const runId = await wakeUp.around((solo) =>
       simple
-        ? insertRun(deps.db.query, newRun, solo) // one statement, committed on its own
+        ? write(deps.db.query, solo) // one statement, committed on its own
         : deps.db.transaction(async (exec) => {
             if (flow.concurrency !== null) {
               await lockFlowKey(exec, tenant, flow.name);
-              const active = await activeRunIds(exec, tenant, flow.name, flow.concurrency);
+              // a debounced run still waiting is joined, whatever the limit (no new active run)
+              const waiting = debounce ? await debouncedRunId(exec, debounce.key) : undefined;
+              const active = waiting ? [] : await activeRunIds(exec, tenant, flow.name, flow.concurrency);
               if (active.length >= flow.concurrency) {
                 const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
                 throw new FlowConcurrencyError(message, flow.name, active[0]);
               }
             }
-            const id = await insertRun(exec, newRun, solo);
+            const id = await write(exec, solo);
             if (request.within) await request.within(exec, id);
             return id;
           }),
@@ -165,8 +191,49 @@ function dispatcher(deps: DispatcherDeps) {
       app: appHandle,
       trigger: request.trigger,
       parentRunId: request.parentRunId ?? null,
+      ...(joined ? { joined: true } : {}),
     });
-    return { runId, status: 'pending' };
+    return joined ? { runId, status: 'pending', joined: true } : { runId, status: 'pending' };
+  };
+}
+
+/** A shaping key may be this long at most (it is stored with every run of the key). */
+export const MAX_SHAPING_KEY_CHARS = 500;
+
+/**
+ * The stored keys of a run's shaping rules (keyed concurrency, rate limit, debounce), from the flow's key functions and
+ * the run's parsed input. A key function that throws or gives no usable string refuses the dispatch (400, naming the
+ * rule): nothing is written.
+ */
+function shapingKeys(
+  flow: RegisteredFlow,
+  input: unknown,
+  tenant: ShapingTenant,
+): { concurrency: string | null; rate: string | null; debounce: string | null } {
+  const { shaping } = flow;
+  const one = (rule: 'concurrency' | 'rateLimit' | 'debounce', key: ShapingKey | undefined): string | null => {
+    if (!key) return null;
+    let value: unknown;
+    try {
+      value = key(input, tenant);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new InvalidDispatchError(`${rule}.key: the flow's key function threw for this input: ${reason.slice(0, 200)}`, {
+        field: `${rule}.key`,
+      });
+    }
+    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_SHAPING_KEY_CHARS || findBadText(value, 'key')) {
+      throw new InvalidDispatchError(
+        `${rule}.key: the flow's key function must return a non-empty string of at most ${MAX_SHAPING_KEY_CHARS} characters (got ${typeof value === 'string' ? `${value.length} characters` : typeof value})`,
+        { field: `${rule}.key` },
+      );
+    }
+    return storedKey(tenant.appHandle, flow.name, value);
+  };
+  return {
+    concurrency: one('concurrency', shaping.concurrency?.key),
+    rate: one('rateLimit', shaping.rateLimit?.key),
+    debounce: one('debounce', shaping.debounce?.key),
   };
 }
 
@@ -187,6 +254,7 @@ export function dispatchFlowFor(
       input: o.input,
       trigger,
       retryPolicy: o.retryPolicy,
+      priority: o.priority,
       parentRunId: defaults.parentRunId,
     });
 }

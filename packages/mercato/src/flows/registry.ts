@@ -26,6 +26,8 @@ export interface InternalFlow {
 export interface FlowRegistry {
   get(name: string): RegisteredFlow | undefined;
   list(): RegisteredFlow[];
+  /** The internal flows (webhook handlers). */
+  internal(): RegisteredFlow[];
   cronsOf(name: string): readonly CronEntry[];
 }
 
@@ -59,6 +61,7 @@ export function createFlowRegistry(
   return {
     get: (name) => (Object.hasOwn(config.flows, name) ? flows.get(name) : internalFlows.get(name)),
     list: () => [...flows.values()],
+    internal: () => [...internalFlows.values()],
     cronsOf: (name) => config.crons.filter((c) => c.flow === name),
   };
 }

@@ -65,7 +65,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
   const flows = new Hono<ApiEnv>();
   flows.get('/', (c) => c.json({ flows: describeFlows(deps) }));
   flows.post('/:name/run', async (c) => {
-    const { input, retryPolicy } = parseRunBody(await readJsonBody(c));
+    const { input, retryPolicy, priority } = parseRunBody(await readJsonBody(c));
     const t = c.get('tenant');
     // the retry policy is checked by the dispatcher (validateDispatchPolicy), as for every caller
     const result = await deps.dispatch({
@@ -75,6 +75,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
       input: input ?? {},
       trigger: 'api',
       retryPolicy: retryPolicy as Partial<RetryPolicy> | undefined,
+      priority,
     });
     return c.json(result, 202);
   });

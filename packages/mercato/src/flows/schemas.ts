@@ -15,11 +15,13 @@ export const MAX_BULK_DELETE = 100;
 export const WATCH_DEFAULT_TIMEOUT_S = 25;
 export const WATCH_MAX_TIMEOUT_S = 30;
 
-/** POST /api/flows/:name/run: `{ input?, retryPolicy? }`. */
+/** POST /api/flows/:name/run: `{ input?, retryPolicy?, priority? }`. */
 export const runFlowBody = z.strictObject({
   input: z.unknown().optional(),
   /** Checked by the dispatcher (validateDispatchPolicy), like every caller's. */
   retryPolicy: z.unknown().optional(),
+  /** Checked by the dispatcher (an integer from -100 to 100). */
+  priority: z.unknown().optional(),
 });
 export const RUN_FLOW_NOT_AN_OBJECT = 'Body must be a JSON object: { "input": { … } }';
 

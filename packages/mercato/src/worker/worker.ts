@@ -17,7 +17,9 @@ import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
-import { type ClaimedRun, claimRuns, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
+import { type ClaimedRun, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
+import { type ClaimCursor, START_CURSOR, claimFair, claimGated, wakeConcurrencyWaiters } from '../flows/store/claim.ts';
+import { type FlowShaping, isGated } from '../flows/registry.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
 
@@ -47,6 +49,11 @@ export interface WorkerOptions {
   maxLostLeases?: number;
   /** Default: min(leaseDurationMs / 3, 1000). */
   heartbeatIntervalMs?: number;
+  /**
+   * The claim before fairness (one FIFO over every tenant), for bench:tenancy's comparison only. Default: the
+   * MERCATO_BENCH_FIFO_CLAIM environment variable set to 1.
+   */
+  fifoClaim?: boolean;
   /** Called before each wait of the poll loop with its delay and why (no due run, or every slot busy). */
   onPollWait?: (delayMs: number, reason: 'empty' | 'busy' | 'error') => void;
 }
@@ -92,11 +99,19 @@ export class Worker {
   private unlisten: Array<() => Promise<void>> = [];
   private claimSeq = 0;
   private lastRecovery = 0;
+  /** Where the next fair claim's walk over the tenants starts (the last tenant served), ungated and gated runs apart. */
+  private cursor: ClaimCursor = START_CURSOR;
+  private gatedCursor: ClaimCursor = START_CURSOR;
+  private readonly fifo: boolean;
+  /** True when some flow has a keyed concurrency or a rate limit (the gated claim runs only then). */
+  private readonly hasGated: boolean;
 
   constructor(private readonly options: WorkerOptions) {
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = options.concurrency ?? options.config.concurrency;
     this.prefetch = options.prefetch ?? options.config.prefetch ?? 0;
+    this.fifo = options.fifoClaim ?? process.env.MERCATO_BENCH_FIFO_CLAIM === '1';
+    this.hasGated = [...options.engine.registry.list(), ...internalFlows(options.engine.registry)].some((f) => isGated(f.shaping));
     this.exec = options.db.query;
     // the runs completing in the same turn share one statement and one commit
     this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? completionBatcher(this.exec) };
@@ -209,7 +224,7 @@ export class Worker {
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
-          const claimed = await claimRuns(this.exec, token, want, config.leaseDurationMs);
+          const claimed = await this.claim(token, want);
           this.stats.polls++;
           const claimedAt = performance.now();
           for (const run of claimed) this.queue.set(run.id, { run, token, claimedAt });
@@ -256,22 +271,77 @@ export class Worker {
     }
   }
 
-  /** Starts queued runs, oldest first, while a slot is free. */
+  /**
+   * One claim of up to `want` runs: the gated runs first (keyed concurrency, rate limits; only for the free slots, never
+   * ahead), then the others, fair to every tenant (flows/store/claim.ts).
+   */
+  private async claim(token: string, want: number): Promise<ClaimedRun[]> {
+    const { config } = this.options;
+    let gated: ClaimedRun[] = [];
+    const free = this.concurrency - this.running - this.queue.size;
+    if (this.hasGated && free > 0 && !this.fifo) {
+      const registry = this.options.engine.registry;
+      const result = await claimGated(this.options.db, token, free, config.leaseDurationMs, this.gatedCursor, (flow) =>
+        shapingOf(registry, flow),
+      );
+      this.gatedCursor = result.cursor;
+      gated = result.runs;
+      for (const a of result.setAside) {
+        if (!a.changed) continue;
+        this.options.engine.events?.emit('run.waiting', {
+          runId: a.runId,
+          flow: a.flow,
+          shop: a.shop,
+          app: a.appHandle,
+          reason: a.reason,
+          until: a.until,
+          heldBy: a.heldBy,
+          key: a.key,
+        });
+      }
+    }
+    const rest = want - gated.length;
+    if (rest <= 0) return gated;
+    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, this.fifo);
+    this.cursor = fair.cursor;
+    return gated.length === 0 ? fair.runs : [...gated, ...fair.runs];
+  }
+
+  /**
+   * Starts queued runs while a slot is free: of the queued runs, the oldest of the tenant that has the fewest runs
+   * executing in this worker, so a tenant whose run was claimed behind another's backlog starts at the next free slot.
+   */
   private startQueued() {
-    for (const [id, q] of this.queue) {
-      if (this.running >= this.concurrency || this.stopping) return;
-      this.queue.delete(id);
-      this.launch(q.run, q.token);
+    while (this.queue.size > 0 && this.running < this.concurrency && !this.stopping) {
+      let pick: Queued | undefined;
+      let pickLoad = Number.POSITIVE_INFINITY;
+      for (const q of this.queue.values()) {
+        const load = this.executing.get(tenantOf(q.run)) ?? 0;
+        if (load < pickLoad) {
+          pick = q;
+          pickLoad = load;
+          if (load === 0) break;
+        }
+      }
+      if (!pick) return;
+      this.queue.delete(pick.run.id);
+      this.launch(pick.run, pick.token);
     }
   }
+
+  /** Runs executing in this worker per tenant (what startQueued balances). */
+  private readonly executing = new Map<string, number>();
 
   private launch(run: ClaimedRun, token: string) {
     const execution = executeRun(this.engine, run, token);
     this.active.set(run.id, execution);
     this.running++;
+    const tenant = tenantOf(run);
+    this.executing.set(tenant, (this.executing.get(tenant) ?? 0) + 1);
     const startedAt = performance.now();
     void execution.bodyDone.then(() => {
       this.running--;
+      this.untrack(this.executing, tenant);
       const ms = performance.now() - startedAt;
       this.bodyMsAverage = this.bodyMsAverage === null ? ms : this.bodyMsAverage * 0.9 + ms * 0.1;
       this.startQueued();
@@ -280,7 +350,29 @@ export class Worker {
     void execution.done.finally(() => {
       if (this.active.get(run.id) === execution) this.active.delete(run.id);
       this.stats.completedExecutions++;
+      // its slot of a keyed concurrency is free (the outcome is stored): a run waiting for one may go now
+      if (run.concurrencyKey) void this.wakeWaiters(run);
     });
+  }
+
+  private untrack(map: Map<string, number>, tenant: string) {
+    const n = (map.get(tenant) ?? 1) - 1;
+    if (n <= 0) map.delete(tenant);
+    else map.set(tenant, n);
+  }
+
+  private async wakeWaiters(run: ClaimedRun) {
+    const limit = shapingOf(this.options.engine.registry, run.flowName)?.concurrency?.limit ?? 1;
+    try {
+      const woken = await wakeConcurrencyWaiters(this.exec, run.concurrencyKey!, limit);
+      if (woken.length > 0) {
+        this.signal();
+        await this.options.db.notify(RUNS_CHANNEL, '').catch(() => {});
+      }
+    } catch (error) {
+      // the waiters look again by themselves (CONCURRENCY_RECHECK_MS)
+      this.options.logger.warn({ err: error, workerId: this.id }, 'could not wake the runs waiting for a concurrency slot');
+    }
   }
 
   /** Queued runs that waited PREFETCH_MAX_WAIT_MS go back to pending (same attempt) for any worker. */
@@ -344,6 +436,20 @@ export class Worker {
       }
     }
   }
+}
+
+/** A run's tenant as a map key. */
+function tenantOf(run: Pick<ClaimedRun, 'appHandle' | 'shop'>): string {
+  return `${run.appHandle}\u0000${run.shop ?? ''}`;
+}
+
+/** The shaping of a flow or an internal flow (webhook handlers); null when this worker does not know the flow. */
+function shapingOf(registry: EngineDeps['registry'], flow: string): FlowShaping | null {
+  return registry.get(flow)?.shaping ?? null;
+}
+
+function internalFlows(registry: EngineDeps['registry']) {
+  return registry.internal();
 }
 
 function sleep(ms: number) {

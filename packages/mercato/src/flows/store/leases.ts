@@ -27,38 +27,8 @@ export interface ClaimedRun {
   fresh?: boolean;
   /** The trace context stored at dispatch (tracing), or null. */
   traceContext?: string | null;
-}
-
-const claimStatement = prepared(
-  'claim',
-  `with due as (
-    select id, started_at is null as fresh from runs
-    where status in ('pending','sleeping') and available_at <= now()
-    order by available_at
-    limit $1
-    for update skip locked
-  )
-  update runs r set
-    attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
-    attempt_elapsed_ms = case when r.status = 'pending' and not r.same_attempt then 0 else r.attempt_elapsed_ms end,
-    same_attempt = false,
-    status = 'running',
-    lease_owner = $2,
-    lease_expires_at = now() + $3 * interval '1 millisecond',
-    started_at = coalesce(r.started_at, now()),
-    updated_at = now()
-  from due where r.id = due.id
-  returning r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
-    r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
-    r.attempt_elapsed_ms as "attemptElapsedMs", due.fresh, r.trace_context as "traceContext"`,
-);
-
-/**
- * Claims up to `limit` due runs on the database clock, with FOR UPDATE SKIP LOCKED. `fresh` tells a run that never
- * started before: it has no stored step, so its execution does not read them.
- */
-export function claimRuns(exec: Exec, leaseToken: string, limit: number, leaseMs: number): Promise<ClaimedRun[]> {
-  return exec<ClaimedRun>(claimStatement(limit, leaseToken, leaseMs));
+  /** The stored key of its flow's keyed `concurrency` (a slot it holds), or null. */
+  concurrencyKey?: string | null;
 }
 
 /**

@@ -39,6 +39,15 @@ interface RunFields {
    * (`availableAt`); null otherwise. The admin shows such a run as *Retrying*.
    */
   nextAttemptAt: string | null;
+  /** Why the run waits (api/types.ts `RunWaiting`); null for a running or finished run. */
+  waiting: {
+    reason: 'queued' | 'claimed' | 'debounced' | 'rate_limited' | 'concurrency' | 'retry_backoff' | 'sleeping';
+    until: string | null;
+    heldBy: string | null;
+    key: string | null;
+    ahead: number | null;
+    message: string;
+  } | null;
 }
 
 /** A run as GET /api/runs/:id shows it (with its steps) and the watch sends it. */
@@ -61,6 +70,76 @@ const ERROR_SUMMARY = sql.raw(
 );
 
 /**
+ * Why a run waits (api/types.ts `RunWaiting`, docs/flows.md "Why a run waits"), from its row alone: a sleep, a debounce,
+ * a wait the gated claim recorded (rate limit, concurrency slot), a retry backoff, or due and queued for a worker. The
+ * detail also counts the tenant's due runs that the claim serves before it (`ahead`, at most 1,000).
+ */
+function waitingColumn(ahead: boolean): SQL {
+  const until = `(to_json(available_at) #>> '{}')`;
+  const key = (column: string) => `(${column})::jsonb->>2`;
+  const aheadCount = ahead
+    ? `(select count(*)::int from (select 1 from runs o
+        where o.app_handle = runs.app_handle and coalesce(o.shop, '') = coalesce(runs.shop, '')
+          and o.status in ('pending','sleeping') and o.available_at <= now() and o.id <> runs.id
+          and ((o.concurrency_key is null and o.rate_key is null) = (runs.concurrency_key is null and runs.rate_key is null))
+          and (o.priority > runs.priority or (o.priority = runs.priority and o.available_at < runs.available_at))
+        limit 1000) x)`
+    : 'null';
+  const build = (reason: string, untilExpr: string, heldBy: string, keyExpr: string, aheadExpr: string, message: string) =>
+    `jsonb_build_object('reason', '${reason}', 'until', ${untilExpr}, 'heldBy', ${heldBy}, 'key', ${keyExpr}, 'ahead', ${aheadExpr}, 'message', ${message})`;
+  return sql.raw(`case
+    when status = 'sleeping' then ${build('sleeping', until, 'null', 'null', 'null', `'sleeping until ' || ${until}`)}
+    when status <> 'pending' then null
+    when debounce_key is not null then ${build(
+      'debounced',
+      until,
+      'null',
+      key('debounce_key'),
+      'null',
+      `'debounced until ' || ${until} || ' (key ' || to_json(${key('debounce_key')})::text || '; a dispatch with the same key moves it later)'`,
+    )}
+    when wait is not null and available_at > now() and wait->>'reason' = 'rate_limited' then ${build(
+      'rate_limited',
+      until,
+      'null',
+      `wait->>'key'`,
+      'null',
+      `'rate-limited until ' || ${until} || ' (key ' || to_json(wait->>'key')::text || ')'`,
+    )}
+    when wait is not null and available_at > now() and wait->>'reason' = 'concurrency' then ${build(
+      'concurrency',
+      until,
+      `wait->>'heldBy'`,
+      `wait->>'key'`,
+      'null',
+      `'waiting for a concurrency slot of key ' || to_json(wait->>'key')::text || coalesce(', held by run ' || (wait->>'heldBy'), '') || '; looked at again by ' || ${until}`,
+    )}
+    when available_at > now() and error is not null then ${build(
+      'retry_backoff',
+      until,
+      'null',
+      'null',
+      'null',
+      `'an attempt failed; the next one may start at ' || ${until}`,
+    )}
+    when available_at > now() then ${build('queued', until, 'null', 'null', 'null', `'due at ' || ${until}`)}
+    else ${build(
+      'queued',
+      'null',
+      'null',
+      'null',
+      aheadCount,
+      ahead
+        ? `'queued for a worker behind ' || ${aheadCount} || ' due run(s) of its shop; other shops are served in turn'`
+        : `'queued for a worker; other shops are served in turn'`,
+    )}
+  end as "waiting"`);
+}
+
+const WAITING = waitingColumn(false);
+const WAITING_DETAIL = waitingColumn(true);
+
+/**
  * The one projection of a run row (timestamps as ISO strings on both drivers): `detail` adds input, output, the full
  * error, lost leases and the retry policy; `summary` adds the error summary of a list row.
  */
@@ -78,6 +157,7 @@ export function runColumns(options: { detail?: boolean; summary?: boolean } = {}
       sql`${isoTs('updated_at')} as "updatedAt"`,
       sql`${isoTs('available_at')} as "availableAt"`,
       sql`case when status = 'pending' and error is not null then ${isoTs('available_at')} end as "nextAttemptAt"`,
+      options.detail ? WAITING_DETAIL : WAITING,
       ...(options.summary ? [ERROR_SUMMARY] : []),
     ],
     sql`, `,
@@ -112,44 +192,87 @@ export interface NewRun {
   parentRunId?: string | null;
   /** The W3C trace context of the dispatch (`traceparent[ tracestate]`) when tracing is on, else null. */
   traceContext?: string | null;
+  /** -100 to 100 (default 0): the order of the tenant's runs in the claim. */
+  priority?: number;
+  /** Stored `[app, flow, key]` of a keyed concurrency / a rate limit (flows/store/claim.ts), else null. */
+  concurrencyKey?: string | null;
+  rateKey?: string | null;
 }
 
-const insertRunStatement = prepared(
-  'insert_run',
-  `insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id, trace_context)
-  values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid, $8)
-  returning id`,
-);
+const RUN_COLUMNS = `app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id, trace_context, priority, concurrency_key, rate_key`;
+const RUN_VALUES = `$1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid, $8, $9::smallint, $10, $11`;
+
+const insertRunStatement = prepared('insert_run', `insert into runs (${RUN_COLUMNS}) values (${RUN_VALUES}) returning id`);
 
 /** The insert and the workers' wake-up in one statement (the NOTIFY is delivered at its commit). */
 const insertRunNotifyStatement = prepared(
   'insert_run_notify',
-  `with ins as (
-    insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, parent_run_id, trace_context)
-    values ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::uuid, $8)
-    returning id
-  )
+  `with ins as (insert into runs (${RUN_COLUMNS}) values (${RUN_VALUES}) returning id)
   select id, pg_notify('mercato_runs', '') from ins`,
 );
+
+function runValues(run: NewRun): unknown[] {
+  return [
+    run.appHandle,
+    run.shop,
+    run.flowName,
+    run.trigger,
+    JSON.stringify(run.input ?? {}),
+    JSON.stringify(run.retryPolicy),
+    run.parentRunId ?? null,
+    run.traceContext ?? null,
+    run.priority ?? 0,
+    run.concurrencyKey ?? null,
+    run.rateKey ?? null,
+  ];
+}
 
 /**
  * Inserts a pending run. With `notify`, the same statement wakes the workers (one round trip less before a worker
  * starts it; the dispatcher uses it when no other dispatch of the process is in flight, see `runsWakeUp`).
  */
 export async function insertRun(exec: Exec, run: NewRun, notify = false): Promise<string> {
-  const [row] = await exec<{ id: string }>(
-    (notify ? insertRunNotifyStatement : insertRunStatement)(
-      run.appHandle,
-      run.shop,
-      run.flowName,
-      run.trigger,
-      JSON.stringify(run.input ?? {}),
-      JSON.stringify(run.retryPolicy),
-      run.parentRunId ?? null,
-      run.traceContext ?? null,
-    ),
-  );
+  const [row] = await exec<{ id: string }>((notify ? insertRunNotifyStatement : insertRunStatement)(...runValues(run)));
   return row.id;
+}
+
+/** A debounced dispatch: its key and timing (docs/flows.md, "debounce"). */
+export interface Debounce {
+  /** Stored `[app, flow, key]`. */
+  key: string;
+  periodMs: number;
+  /** The run starts at most this long after the first dispatch it joined; null: no cap. */
+  maxWaitMs: number | null;
+}
+
+const debounceStatement = prepared(
+  'debounce_run',
+  `insert into runs (${RUN_COLUMNS}, debounce_key, available_at)
+  values (${RUN_VALUES}, $12, now() + $13::int * interval '1 millisecond')
+  on conflict (debounce_key) where debounce_key is not null and status = 'pending'
+  do update set input = excluded.input, priority = excluded.priority,
+    concurrency_key = excluded.concurrency_key, rate_key = excluded.rate_key,
+    available_at = least(excluded.available_at, runs.created_at + $14::int * interval '1 millisecond'),
+    updated_at = now()
+  returning id, xmax::text <> '0' as joined`,
+);
+
+/**
+ * A debounced dispatch: joins the run of the key that has not started yet (its input replaced by this one, its start
+ * moved to `period` after now, capped at `maxWait` after its first dispatch), or inserts one that starts `period` from
+ * now. One statement (the unique index runs_debounce_idx makes racing dispatches join one run).
+ */
+export async function debounceRun(exec: Exec, run: NewRun, debounce: Debounce): Promise<{ id: string; joined: boolean }> {
+  const [row] = await exec<{ id: string; joined: boolean }>(
+    debounceStatement(...runValues(run), debounce.key, debounce.periodMs, debounce.maxWaitMs),
+  );
+  return { id: row.id, joined: row.joined === true || (row.joined as unknown) === 't' };
+}
+
+/** The waiting run of a debounce key, if any (a flow with a refusing concurrency limit lets a dispatch join it). */
+export async function debouncedRunId(exec: Exec, key: string): Promise<string | undefined> {
+  const [row] = await exec<{ id: string }>(sql`select id from runs where debounce_key = ${key} and status = 'pending'`);
+  return row?.id;
 }
 
 export function notifyRuns(exec: Exec, runId = '') {

@@ -68,12 +68,16 @@ export const OUTPUT_SCHEMAS = {
       ),
     ),
   }),
-  'service.flows.run': obj({
-    runId: str,
-    status: { type: 'string', enum: ['pending'] },
-    flow: str,
-    shop: str,
-  }),
+  'service.flows.run': obj(
+    {
+      runId: str,
+      status: { type: 'string', enum: ['pending'] },
+      joined: { type: 'boolean', description: 'True when a debounced dispatch joined the run already waiting.' },
+      flow: str,
+      shop: str,
+    },
+    ['runId', 'status', 'flow', 'shop'],
+  ),
   'service.crons.list': obj({
     crons: array(obj({ key: str, flow: str, schedule: str, enabled: bool }, ['key', 'flow', 'schedule', 'enabled'])),
   }),
