@@ -9,6 +9,7 @@ import type { PoolStats } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { Logger } from '../logger.ts';
 import { MCP_METHOD_NAMES } from '../mcp/rpc.ts';
+import { QUEUE_COUNT_CAP } from '../flows/store/queue.ts';
 
 /** Due runs of a flow (flows/store/queue.ts). */
 export interface QueueSample {
@@ -17,10 +18,26 @@ export interface QueueSample {
   oldestAgeSeconds: number;
 }
 
+/** How the counted due runs spread over tenants (app, shop): counts only, never which tenant (flows/store/queue.ts). */
+export interface QueueTenants {
+  /** Tenants with at least one counted due run. */
+  waiting: number;
+  /** Counted due runs of the tenant with the most of them. */
+  largest: number;
+  /** Counted due runs, all tenants. */
+  total: number;
+}
+
+/** One queue reading: the same capped sample of due runs, per flow and over tenants. */
+export interface QueueReading {
+  flows: QueueSample[];
+  tenants: QueueTenants;
+}
+
 export interface MetricsOptions {
   version: string;
-  /** The due runs per flow, cluster-wide (a database query; cached for `queueCacheMs`). */
-  queue?: () => Promise<QueueSample[]>;
+  /** The due runs per flow and over tenants, cluster-wide (one database query; cached for `queueCacheMs`). */
+  queue?: () => Promise<QueueReading>;
   /** The connection pool now (PostgreSQL). */
   pool?: () => PoolStats;
   /** The worker of this process, when it runs one. */
@@ -196,7 +213,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const q of await queueRead()) this.set({ flow: flowLabel(q.flow) }, q.depth);
+        for (const q of (await queueRead())?.flows ?? []) this.set({ flow: flowLabel(q.flow) }, q.depth);
       },
     });
     new Gauge({
@@ -206,9 +223,42 @@ export function createMetrics(options: MetricsOptions): Metrics {
       registers,
       async collect() {
         this.reset();
-        for (const q of await queueRead()) this.set({ flow: flowLabel(q.flow) }, q.oldestAgeSeconds);
+        for (const q of (await queueRead())?.flows ?? []) this.set({ flow: flowLabel(q.flow) }, q.oldestAgeSeconds);
       },
     });
+    // A noisy neighbour without a label per shop: how many tenants wait and how much of the queue the largest one holds,
+    // over the same capped sample as the gauges above. No label at all (a shop or app label would be a series per tenant).
+    const counted = `among the oldest ${QUEUE_COUNT_CAP} due runs`;
+    const tenantGauges: Array<[name: string, help: string, read: (t: QueueTenants) => number]> = [
+      [
+        'mercato_queue_tenants_waiting',
+        `Tenants (app and shop) with due runs waiting, ${counted} (cluster-wide; aggregate with max)`,
+        (t) => t.waiting,
+      ],
+      [
+        'mercato_queue_largest_tenant_depth',
+        `Due runs of the tenant that has the most of them, ${counted} (cluster-wide; aggregate with max)`,
+        (t) => t.largest,
+      ],
+      [
+        'mercato_queue_largest_tenant_share_ratio',
+        `Share (0 to 1) of the due runs held by the tenant that has the most of them, ${counted}; 0 when none (cluster-wide; aggregate with max)`,
+        (t) => (t.total > 0 ? t.largest / t.total : 0),
+      ],
+    ];
+    for (const [name, help, read] of tenantGauges) {
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          const reading = await queueRead();
+          // no reading (the query failed or was too slow): no sample, rather than a 0 that reads as an empty queue
+          if (reading) this.set(read(reading.tenants));
+          else this.remove();
+        },
+      });
+    }
   }
   if (options.pool) {
     const pool = options.pool;
@@ -319,35 +369,36 @@ export function createMetrics(options: MetricsOptions): Metrics {
 }
 
 /**
- * The queue reading, shared by both gauges of a scrape and reused for `queueCacheMs`. One query at a time; a scrape waits
- * for it at most QUEUE_WAIT_MS. A failure (or a slow database) reads as no series, and the next scrape asks again.
+ * The queue reading, shared by every queue gauge of a scrape and reused for `queueCacheMs`. One query at a time; a scrape
+ * waits for it at most QUEUE_WAIT_MS. A failure (or a slow database) reads as undefined (no series), and the next scrape
+ * asks again.
  */
-function cachedQueue(options: MetricsOptions): () => Promise<QueueSample[]> {
+function cachedQueue(options: MetricsOptions): () => Promise<QueueReading | undefined> {
   const ttl = options.queueCacheMs ?? 5_000;
-  let last: { at: number; rows: QueueSample[] } = { at: -Infinity, rows: [] };
-  let inflight: Promise<QueueSample[]> | undefined;
+  let last: { at: number; reading: QueueReading | undefined } = { at: -Infinity, reading: undefined };
+  let inflight: Promise<QueueReading | undefined> | undefined;
   let failing = false;
   return () => {
-    if (!options.queue) return Promise.resolve([]);
-    if (Date.now() - last.at < ttl) return Promise.resolve(last.rows);
+    if (!options.queue) return Promise.resolve(undefined);
+    if (Date.now() - last.at < ttl) return Promise.resolve(last.reading);
     inflight ??= options
       .queue()
       .then(
-        (rows) => {
-          last = { at: Date.now(), rows };
+        (reading) => {
+          last = { at: Date.now(), reading };
           failing = false;
-          return rows;
+          return reading;
         },
         (error: unknown) => {
           if (!failing) options.logger?.warn({ err: error }, 'metrics: the queue query failed; the queue gauges are left out');
           failing = true;
-          return [];
+          return undefined;
         },
       )
       .finally(() => (inflight = undefined));
     let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<QueueSample[]>((resolve) => {
-      timer = setTimeout(() => resolve([]), QUEUE_WAIT_MS);
+    const waited = new Promise<QueueReading | undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), QUEUE_WAIT_MS);
       timer.unref?.();
     });
     return Promise.race([inflight, waited]).finally(() => clearTimeout(timer));

@@ -13,7 +13,7 @@ const DOCS = join(import.meta.dirname, '../../../../docs');
 async function registryNames(): Promise<Set<string>> {
   const metrics = createMetrics({
     version: 'test',
-    queue: async () => [],
+    queue: async () => ({ flows: [], tenants: { waiting: 0, largest: 0, total: 0 } }),
     pool: () => ({ max: 1, inUse: 0, idle: 1, waiting: 0 }),
     worker: () => undefined,
   });
@@ -46,6 +46,9 @@ it('the Grafana dashboard is valid JSON and queries only metrics that exist', as
     'mercato_runs_finished_total',
     'mercato_queue_depth',
     'mercato_queue_oldest_age_seconds',
+    'mercato_queue_tenants_waiting',
+    'mercato_queue_largest_tenant_depth',
+    'mercato_queue_largest_tenant_share_ratio',
     'mercato_run_duration_seconds_bucket',
     'mercato_http_requests_total',
     'mercato_mcp_calls_total',
