@@ -136,11 +136,23 @@ export interface FlowInfo {
   /** The input's JSON Schema (the admin UI builds the Run form from it). */
   inputSchema: JsonSchema;
   crons: FlowCron[];
-  /** Maximum active runs per (app, shop, flow); null: no limit. */
+  /** Maximum active runs per (app, shop, flow), a further dispatch refused with 409; null: no such limit. */
   concurrency: number | null;
+  /** Load shaping (docs/flows.md, "Fairness and load shaping"); each rule null when the flow has none. */
+  shaping: FlowShapingInfo;
   /** Execution time limit of one attempt, ms; null: none. */
   timeout: number | null;
   retryPolicy: RetryPolicy;
+}
+
+/** A flow's load shaping as GET /api/flows shows it (key functions are code: not shown). */
+export interface FlowShapingInfo {
+  /** Keyed concurrency: at most `limit` runs execute at once per key; the others wait. */
+  concurrency: { limit: number } | null;
+  rateLimit: { limit: number; periodMs: number } | null;
+  debounce: { periodMs: number; maxWaitMs: number | null } | null;
+  /** -100 to 100 (default 0): the order of a shop's runs. */
+  priority: number;
 }
 
 /** GET /api/flows */

@@ -36,6 +36,12 @@ export function describeFlows(deps: Pick<FlowsApiDeps, 'registry' | 'config'>) {
       input: c.input ?? {},
     })),
     concurrency: f.concurrency,
+    shaping: {
+      concurrency: f.shaping.concurrency && { limit: f.shaping.concurrency.limit },
+      rateLimit: f.shaping.rateLimit && { limit: f.shaping.rateLimit.limit, periodMs: f.shaping.rateLimit.periodMs },
+      debounce: f.shaping.debounce && { periodMs: f.shaping.debounce.periodMs, maxWaitMs: f.shaping.debounce.maxWaitMs },
+      priority: f.shaping.priority,
+    },
     timeout: f.definition.timeout ?? null,
     retryPolicy: mergeRetryPolicy(deps.config.retryPolicy, f.definition.retryPolicy),
   }));

@@ -50,6 +50,7 @@ const RUN_ROW = spec<Api.RunRow>({
   updatedAt: 'required',
   availableAt: 'required',
   nextAttemptAt: 'required',
+  waiting: 'required',
   errorSummary: 'required',
 });
 const RUN_DETAIL = spec<Api.RunDetail>({
@@ -67,6 +68,7 @@ const RUN_DETAIL = spec<Api.RunDetail>({
   updatedAt: 'required',
   availableAt: 'required',
   nextAttemptAt: 'required',
+  waiting: 'required',
   input: 'required',
   output: 'required',
   error: 'required',
@@ -96,6 +98,7 @@ const FLOW_INFO = spec<Api.FlowInfo>({
   inputSchema: 'required',
   crons: 'required',
   concurrency: 'required',
+  shaping: 'required',
   timeout: 'required',
   retryPolicy: 'required',
 });
@@ -260,7 +263,11 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
       json: { input: { name: 'Ada' } } satisfies Api.RunFlowRequest,
     });
     expect(dispatched.status).toBe(202);
-    expectShape<Api.DispatchResponse>(dispatched.body, { runId: 'required', status: 'required' }, 'POST /api/flows/:name/run');
+    expectShape<Api.DispatchResponse>(
+      dispatched.body,
+      { runId: 'required', status: 'required', joined: 'optional' },
+      'POST /api/flows/:name/run',
+    );
     const id = dispatched.body.runId as string;
     await waitForRun(get().db, id);
     const failed = (await call('/api/flows/boom/run', { method: 'POST', json: { input: {} } })).body.runId as string;

@@ -232,7 +232,7 @@ describeEngines('fairness and load shaping', (get, kind) => {
 
   it('debounce: dispatches with the same key join one run that starts after the quiet period with the last input', async () => {
     await newWorker({ concurrency: 2 });
-    const results = [];
+    const results: Array<{ runId: string; joined?: boolean }> = [];
     for (let n = 1; n <= 20; n++) results.push(await dispatch('debounced', { productId: 7, n }));
     const other = await dispatch('debounced', { productId: 8, n: 100 });
     expect(new Set(results.map((r) => r.runId)).size).toBe(1);
