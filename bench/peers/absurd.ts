@@ -6,7 +6,7 @@
  *   node --import tsx bench/peers/absurd.ts prepare   installs absurd's schema if the database has none (the file
  *                                                     named by ABSURD_SQL), creates the queue, empties its tables and
  *                                                     spawns BENCH_RUNS `oneStep` tasks, held back (their runs'
- *                                                     available_at one hour ahead)
+ *                                                     available_at moved one hour ahead)
  *   node --import tsx bench/peers/absurd.ts work      startWorker with concurrency BENCH_CONCURRENCY (it claims as many
  *                                                     tasks as it has free slots, in one claim_task call) and the short
  *                                                     idle poll of same-work.ts; prints "ready", stops on SIGTERM
@@ -53,8 +53,8 @@ async function prepare() {
         while (next < runs) await app.spawn('oneStep', { n: next++ });
       }),
     );
-    // held back until the worker is up: the benchmark's release makes them due at once
-    await pool.query(`update absurd.r_${Q} set available_at = now() + interval '1 hour'`);
+    // held back until the worker is up (each run keeps its order): the benchmark's release moves them back an hour
+    await pool.query(`update absurd.r_${Q} set available_at = available_at + interval '1 hour'`);
   } finally {
     await pool.end();
   }
