@@ -38,8 +38,8 @@
  *     answered, `joined: true` answers, runs of the flow in the table, runs executed.
  * Prints tables; writes bench/results/tenancy.json. Method and reading: docs/benchmarks.md, "Tenancy (noisy neighbour)".
  */
-import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
@@ -117,7 +117,8 @@ async function startServer(): Promise<void> {
   const port = await freePort();
   const child = await spawnReady(process.execPath, [BIN, 'start', '--port', String(port), '--config', APP], {
     cwd: ROOT,
-    env: { ...appEnv(), HOST: `http://127.0.0.1:${port}`, MERCATO_BIND_ADDRESS: '127.0.0.1' },
+    // the door knows every flow; the load cells' worker only heavy and light (TENANCY_SHAPING_FLOWS=0)
+    env: { ...appEnv(), TENANCY_SHAPING_FLOWS: '1', HOST: `http://127.0.0.1:${port}`, MERCATO_BIND_ADDRESS: '127.0.0.1' },
     ready: /listening on (http:\/\/\S+)/,
     label: 'mercato start',
     timeoutMs: 90_000,
@@ -312,7 +313,10 @@ interface CellFigures {
   latencyP90: Censored;
   latencyP99: Censored;
   latencyMax: Censored;
-  /** p50 / p99 of the parts of the latency: request sent → claimed (runs.started_at, database clock), claimed → body */
+  /**
+   * p50 / p99 of the parts of the latency: request sent → runs.started_at (database clock: the claim at commit 15f6a4b;
+   * for a run claimed ahead, the start the worker records, in engines that record it), runs.started_at → body
+   */
   sentToClaimP50: number;
   sentToClaimP99: number;
   claimToBodyP50: number;
@@ -333,7 +337,42 @@ interface CellFigures {
   /** CPU of the worker process and of the `mercato start` process over the window, in cores (1.0 = one core) */
   workerCores: number;
   serverCores: number;
+  /** Executions of the claim statement inside the window (pg_stat_statements), per second, and runs per claim */
+  claimsPerSecond: number;
+  runsPerClaim: number;
+  /** shop A's runs whose available_at moved after the backlog was queued (handed back unstarted, or recovered) */
+  shopARunsMovedBack: number;
+  /** pg_stat_statements over the window: the claim statement's calls/s and mean ms, and the top statements by total time */
+  claimStatement: { calls: number; meanMs: number; totalMsPerSecond: number } | null;
+  topStatements: Array<{ query: string; callsPerSecond: number; meanMs: number; totalMsPerSecond: number }>;
 }
+
+interface StatementStat {
+  query: string;
+  calls: number;
+  total: number;
+  rows: number;
+}
+
+async function statementStats(): Promise<StatementStat[]> {
+  return q<StatementStat>(
+    `select query, calls::float8 as calls, total_exec_time::float8 as total, rows::float8 as rows from pg_stat_statements
+      where dbid = (select oid from pg_database where datname = current_database()) order by total_exec_time desc`,
+  );
+}
+
+/**
+ * The fair claim (claim_fair: the walk) or the FIFO claim (claim_fifo: `with due as (… order by available_at …)`) of
+ * flows/store/claim.ts, as pg_stat_statements shows them; not the gated claim (`id = any(…)`).
+ */
+const isClaim = (query: string) =>
+  /update runs r set/i.test(query) &&
+  !/any\(/i.test(query) &&
+  (/with recursive walk/i.test(query) || (/^\s*with due as \(/i.test(query) && /order by available_at/i.test(query)));
+const oneLine = (query: string, max = 140) => {
+  const flat = query.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
 
 async function resetRuns() {
   await q(`truncate runs, rate_starts, bench_rate_log cascade`);
@@ -365,7 +404,10 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
   await resetRuns();
   progress(`${tag}: queueing ${BACKLOG} runs of shop A`);
   await queueBacklog();
+  const [{ t: queuedAt }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
+  // a worker that knows only `heavy` and `light`: no gated flow, so its claim is the ungated claim alone
   const worker = await startWorker({
+    TENANCY_SHAPING_FLOWS: '0',
     TENANCY_HEAVY_STEP_MS: String(stepMs),
     ...(claim === 'fifo' ? { MERCATO_BENCH_FIFO_CLAIM: '1' } : {}),
   });
@@ -377,11 +419,17 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
     const w0 = wallNow();
     const [{ t: t0db }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
     const cpu0 = { worker: treeCpuMs([worker.pid!]), server: treeCpuMs([server!.child.pid!]) };
+    await q('select pg_stat_statements_reset()');
     await sleep(WINDOW_MS);
+    const stats = await statementStats();
     const w1 = wallNow();
     const [{ t: t1db }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
     const cpu1 = { worker: treeCpuMs([worker.pid!]), server: treeCpuMs([server!.child.pid!]) };
     const [{ left }] = await q<{ left: number }>(`select count(*)::int as left from runs where shop = $1 and status = 'pending'`, [SHOP_A]);
+    const [moved] = await q<{ n: number }>(`select count(*)::int as n from runs where shop = $1 and available_at > $2::timestamptz`, [
+      SHOP_A,
+      queuedAt,
+    ]);
     await sleep(GRACE_MS);
     const cutoff = wallNow();
     await stop([worker]);
@@ -416,6 +464,10 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
         bounds.push(cutoff - s.sentAt);
       }
     }
+    const claimRows = stats.filter((r) => isClaim(r.query));
+    const claimCalls = claimRows.reduce((n, r) => n + r.calls, 0);
+    const claimTotal = claimRows.reduce((n, r) => n + r.total, 0);
+    const claimedRows = claimRows.reduce((n, r) => n + r.rows, 0);
     latencies.sort((a, b) => a - b);
     toClaim.sort((a, b) => a - b);
     toBody.sort((a, b) => a - b);
@@ -450,12 +502,25 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
       shopABacklogLeft: left,
       workerCores: (cpu1.worker - cpu0.worker) / (w1 - w0),
       serverCores: (cpu1.server - cpu0.server) / (w1 - w0),
+      claimsPerSecond: claimCalls / windowSeconds,
+      runsPerClaim: claimedRows / Math.max(1, claimCalls),
+      shopARunsMovedBack: moved.n,
+      claimStatement:
+        claimCalls > 0 ? { calls: claimCalls, meanMs: claimTotal / claimCalls, totalMsPerSecond: claimTotal / windowSeconds } : null,
+      topStatements: stats.slice(0, 6).map((r) => ({
+        query: oneLine(r.query, 300),
+        callsPerSecond: r.calls / windowSeconds,
+        meanMs: r.total / Math.max(1, r.calls),
+        totalMsPerSecond: r.total / windowSeconds,
+      })),
     };
     progress(
       `${tag}: light dispatch → start p50 ${showCensored(figures.latencyP50)}, p99 ${showCensored(figures.latencyP99)} (ms) ` +
         `(${figures.lightStarted}/${figures.lightSent} started); shop A ${fmt(figures.shopARunsPerSecond, 0)} runs/s, ` +
         `light ${fmt(figures.lightRunsPerSecond, 0)} runs/s; backlog left ${left}; worker ${fmt(figures.workerCores)} cores, ` +
-        `server ${fmt(figures.serverCores)} cores; dispatch errors ${figures.dispatchErrors}`,
+        `server ${fmt(figures.serverCores)} cores; ${fmt(figures.claimsPerSecond, 0)} claims/s of ${fmt(figures.runsPerClaim, 1)} runs, ` +
+        `claim statement ${fmt(figures.claimStatement?.meanMs, 2)} ms mean; shop A runs moved back ${moved.n}; ` +
+        `dispatch errors ${figures.dispatchErrors}`,
     );
     if (left === 0) progress(`${tag}: warning: shop A's backlog ran out inside the window (its throughput is a floor)`);
     return figures;
@@ -585,7 +650,7 @@ interface ShapingFigures {
 async function shaping(): Promise<ShapingFigures> {
   await resetRuns();
   progress(`shaping: starting ${SHAPING_WORKERS} worker processes (fair claim, concurrency ${CONCURRENCY} each)`);
-  const workers = await Promise.all(Array.from({ length: SHAPING_WORKERS }, () => startWorker({})));
+  const workers = await Promise.all(Array.from({ length: SHAPING_WORKERS }, () => startWorker({ TENANCY_SHAPING_FLOWS: '1' })));
   try {
     // keyed concurrency
     const cKeys = LIGHT.slice(0, 4);
@@ -610,6 +675,7 @@ async function shaping(): Promise<ShapingFigures> {
       return {
         key,
         maxBodies: maxOverlap(mine.map((r) => [r.s, r.e])),
+        // started_at is the claim transaction's now(), taken before it waits for the key's lock: an upper bound
         maxDbIntervals: maxOverlap(mine.map((r) => [r.ds, r.de])),
         workers: new Set(mine.map((r) => r.pid)).size,
       };
@@ -758,6 +824,9 @@ function summarize(cells: CellFigures[]) {
         lightRunsPerSecond: spread(mine.map((c) => c.lightRunsPerSecond)),
         workerCores: spread(mine.map((c) => c.workerCores)),
         serverCores: spread(mine.map((c) => c.serverCores)),
+        claimsPerSecond: spread(mine.map((c) => c.claimsPerSecond)),
+        runsPerClaim: spread(mine.map((c) => c.runsPerClaim)),
+        claimMeanMs: spread(mine.map((c) => c.claimStatement?.meanMs)),
         backlogRanOut: mine.filter((c) => c.shopABacklogLeft === 0).length,
       };
     }),
@@ -859,7 +928,7 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
     );
     rows.push(
       line(
-        '  sent → claimed p50 / p99 (ms)',
+        '  sent → runs.started_at p50 / p99 (ms)',
         mine.map((c) => (c ? `${fmt(c.sentToClaimP50, 1)} / ${fmt(c.sentToClaimP99, 1)}` : '–')),
         v.sentToClaimP99,
         1,
@@ -867,7 +936,7 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
     );
     rows.push(
       line(
-        '  claimed → body p50 / p99 (ms)',
+        '  runs.started_at → body p50 / p99 (ms)',
         mine.map((c) => (c ? `${fmt(c.claimToBodyP50, 1)} / ${fmt(c.claimToBodyP99, 1)}` : '–')),
         v.claimToBodyP99,
         1,
@@ -910,6 +979,22 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
         '  CPU worker / server (cores)',
         mine.map((c) => (c ? `${fmt(c.workerCores)} / ${fmt(c.serverCores)}` : '–')),
         v.workerCores,
+        2,
+      ),
+    );
+    rows.push(
+      line(
+        '  claims/s; runs per claim',
+        mine.map((c) => (c ? `${fmt(c.claimsPerSecond, 0)}; ${fmt(c.runsPerClaim, 1)}` : '–')),
+        v.runsPerClaim,
+        1,
+      ),
+    );
+    rows.push(
+      line(
+        '  claim statement mean (ms)',
+        mine.map((c) => fmt(c?.claimStatement?.meanMs, 2)),
+        v.claimMeanMs,
         2,
       ),
     );
@@ -988,6 +1073,16 @@ async function main() {
     `Mercato tenancy benchmark: ${ROUNDS} round(s), heavy steps ${STEPS.join('/')} ms, claims fair/FIFO, backlog ${BACKLOG}, ` +
       `${LIGHT_SHOPS} light shops × ${LIGHT_RATE}/s, window ${WINDOW_MS / 1000} s`,
   );
+  const engineDiffFilesAtStart = execFileSync(
+    'git',
+    ['diff', '--name-only', 'HEAD', '--', 'packages/mercato/src', 'packages/mercato/migrations'],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  )
+    .split('\n')
+    .filter(Boolean);
   progress('building the mercato CLI if its dist/ is older than the sources');
   await runToEnd(process.execPath, [join(ROOT, 'packages/mercato/scripts/build.mjs'), '--js', '--if-stale', '--quiet'], {
     cwd: ROOT,
@@ -995,7 +1090,15 @@ async function main() {
     label: 'mercato build (the engine may be in the middle of an edit: retry in a minute)',
   });
   progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on)');
-  cluster = await startCluster({ settings: { fsync: 'on', synchronous_commit: 'on', full_page_writes: 'on' } });
+  cluster = await startCluster({
+    settings: {
+      fsync: 'on',
+      synchronous_commit: 'on',
+      full_page_writes: 'on',
+      shared_preload_libraries: "'pg_stat_statements'",
+      'pg_stat_statements.track': "'top'",
+    },
+  });
   const cells: CellFigures[] = [];
   let shapingFigures: ShapingFigures | undefined;
   try {
@@ -1006,6 +1109,7 @@ async function main() {
     db = new pg.Client({ connectionString: urlOf(DATABASE), application_name: 'bench-tenancy' });
     await db.connect();
     const [{ version }] = await q<{ version: string }>(`select current_setting('server_version') as version`);
+    await q('create extension if not exists pg_stat_statements');
 
     const shops = [SHOP_A, ...LIGHT];
     sim = await startSim({ apps: [{ apiKey: API_KEY, apiSecret: API_SECRET, appUrl: 'http://127.0.0.1:1' }], shops });
@@ -1033,11 +1137,19 @@ async function main() {
     printSummary(cells, summary, shapingFigures, version);
     const [{ v: fullVersion }] = await q<{ v: string }>('select version() as v');
     const { commit, uncommittedChanges } = gitState(['packages/mercato/src', 'packages/mercato/migrations']);
+    // the engine measured: HEAD plus whatever uncommitted changes the working tree had (other people edit it meanwhile)
+    const engineDiffSha1 = uncommittedChanges
+      ? createHash('sha1')
+          .update(execFileSync('git', ['diff', 'HEAD', '--', 'packages/mercato/src', 'packages/mercato/migrations'], { cwd: ROOT }))
+          .digest('hex')
+      : null;
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
       commit,
       engineUncommittedChanges: uncommittedChanges,
+      engineDiffSha1,
+      engineDiffFilesAtStart,
       machine: {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
@@ -1065,7 +1177,8 @@ async function main() {
           'request sent (benchmark, wall clock, just before the request is written; carried in the input) → first line of the flow body (worker, wall clock); performance.timeOrigin + performance.now() in both',
         claims: { fair: 'default', fifo: 'MERCATO_BENCH_FIFO_CLAIM=1 in the worker environment' },
         shapingWorkers: SHAPING_WORKERS,
-        cluster: 'initdb defaults (fsync, synchronous_commit, full_page_writes on), private loopback port',
+        cluster:
+          'initdb defaults (fsync, synchronous_commit, full_page_writes on) + pg_stat_statements (track = top), private loopback port',
         server: 'one `mercato start` (NODE_ENV=production), no worker',
       },
       cells,

@@ -11,7 +11,9 @@
  *   debounced  debounce { period: TENANCY_DEBOUNCE_MS (default 3000), key: input.key }: body start and the input's n
  *
  * The step durations are read from the environment of the process that executes the runs (the worker), so a backlog of
- * identical rows serves both the 0 ms and the 50 ms variant.
+ * identical rows serves both the 0 ms and the 50 ms variant. The three shaping flows are defined only with
+ * TENANCY_SHAPING_FLOWS=1 (the door and the shaping phase's workers): the load cells' worker then has no gated flow
+ * (keyed concurrency, rateLimit), so its claim is the ungated claim alone — the fair one or the FIFO one, nothing else.
  */
 import { defineApp } from 'mercato';
 import { z } from 'zod';
@@ -26,8 +28,38 @@ const DEBOUNCE_MS = ms('TENANCY_DEBOUNCE_MS', 3000);
 const now = () => performance.timeOrigin + performance.now();
 const hold = (duration: number) => (duration > 0 ? new Promise<number>((r) => setTimeout(() => r(duration), duration)) : duration);
 
+const SHAPING_FLOWS = process.env.TENANCY_SHAPING_FLOWS === '1';
+
+const shapingFlows = {
+  limited: app.defineFlow({
+    name: 'limited',
+    input: z.object({ hold: z.number().int().default(200) }),
+    concurrency: { limit: 2 },
+    run: async (ctx, input) => {
+      const startedAt = now();
+      await ctx.step('hold', () => hold(input.hold));
+      return { startedAt, endedAt: now(), pid: process.pid };
+    },
+  }),
+  throttled: app.defineFlow({
+    name: 'throttled',
+    input: z.object({}),
+    concurrency: null,
+    rateLimit: { limit: 5, period: '1s' },
+    run: () => ({ startedAt: now(), pid: process.pid }),
+  }),
+  debounced: app.defineFlow({
+    name: 'debounced',
+    input: z.object({ key: z.string(), n: z.number().int() }),
+    concurrency: null,
+    debounce: { period: DEBOUNCE_MS, key: (input) => input.key },
+    run: (_ctx, input) => ({ startedAt: now(), n: input.n }),
+  }),
+};
+
 export default app.defineConfig({
   flows: {
+    ...(SHAPING_FLOWS ? shapingFlows : {}),
     heavy: app.defineFlow({
       name: 'heavy',
       input: z.object({ n: z.number().int().default(0) }),
@@ -43,30 +75,6 @@ export default app.defineConfig({
         await ctx.step('work', () => hold(LIGHT_STEP_MS));
         return { sentAt: input.sentAt, startedAt };
       },
-    }),
-    limited: app.defineFlow({
-      name: 'limited',
-      input: z.object({ hold: z.number().int().default(200) }),
-      concurrency: { limit: 2 },
-      run: async (ctx, input) => {
-        const startedAt = now();
-        await ctx.step('hold', () => hold(input.hold));
-        return { startedAt, endedAt: now(), pid: process.pid };
-      },
-    }),
-    throttled: app.defineFlow({
-      name: 'throttled',
-      input: z.object({}),
-      concurrency: null,
-      rateLimit: { limit: 5, period: '1s' },
-      run: () => ({ startedAt: now(), pid: process.pid }),
-    }),
-    debounced: app.defineFlow({
-      name: 'debounced',
-      input: z.object({ key: z.string(), n: z.number().int() }),
-      concurrency: null,
-      debounce: { period: DEBOUNCE_MS, key: (input) => input.key },
-      run: (_ctx, input) => ({ startedAt: now(), n: input.n }),
     }),
   },
 });
