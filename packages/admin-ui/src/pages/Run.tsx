@@ -4,6 +4,7 @@ import type { CancelRunResponse, DeleteRunResponse, RetryMode, RetryRunResponse,
 import { useState } from 'react';
 import { ACTIVE_STATUSES, RunStateBadge, RunStatusBadge, runState } from '../components/badges.tsx';
 import { JsonBlock } from '../components/JsonBlock.tsx';
+import { WaitingBanner } from '../components/waiting.tsx';
 import { ErrorBanner, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
@@ -203,6 +204,7 @@ export function RunPage({ id }: { id: string }) {
               </Box>
             ) : null}
             {error ? <ErrorBanner error={error} title="Live updates are interrupted; retrying" /> : null}
+            {run.waiting && run.waiting.reason !== 'retry_backoff' ? <WaitingBanner waiting={run.waiting} runId={run.id} /> : null}
             {retrying ? (
               <Banner tone="warning" title={`Attempt ${run.attempt} failed: retrying`}>
                 <p data-testid="next-attempt">

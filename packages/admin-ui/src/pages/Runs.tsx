@@ -18,6 +18,7 @@ import type { BulkDeleteRequest, BulkDeleteResponse, RunListResponse } from 'mer
 import { useEffect, useState } from 'react';
 import { RUN_STATUSES, RunStateBadge, capitalize, runState } from '../components/badges.tsx';
 import { Empty, ErrorBanner, LoadingPage } from '../components/states.tsx';
+import { WaitingHint } from '../components/waiting.tsx';
 import { api, errorMessage, qs } from '../lib/api.ts';
 import { useShell } from '../lib/context.tsx';
 import { durationBetween, formatDateTime, formatDuration, formatMoment, formatRelative, shortId } from '../lib/format.ts';
@@ -165,6 +166,7 @@ export function RunsPage() {
                         <span title={formatDateTime(run.nextAttemptAt)}>{` next attempt at ${formatMoment(run.nextAttemptAt)}`}</span>
                       </Text>
                     ) : null}
+                    {run.waiting ? <WaitingHint waiting={run.waiting} /> : null}
                   </span>
                 </IndexTable.Cell>
                 <IndexTable.Cell>{run.trigger}</IndexTable.Cell>

@@ -19,6 +19,24 @@ const array = (items: JsonSchema) => ({ type: 'array', items });
 
 const RUN_STATUS = { type: 'string', enum: ['pending', 'running', 'sleeping', 'completed', 'failed', 'canceled'] };
 
+/** Why a pending or sleeping run waits (api/types.ts `RunWaiting`); null for a running or finished run. */
+const RUN_WAITING = {
+  type: ['object', 'null'],
+  description: 'Why the run is not running now and when it expects to become due; null for a running or finished run.',
+  properties: {
+    reason: {
+      type: 'string',
+      enum: ['queued', 'claimed', 'debounced', 'rate_limited', 'concurrency', 'retry_backoff', 'sleeping'],
+    },
+    until: { type: ['string', 'null'], description: 'When the run expects to become due (ISO time); null when it is due now' },
+    heldBy: { type: ['string', 'null'], description: 'concurrency: a run holding a slot of the key' },
+    key: { type: ['string', 'null'], description: 'The shaping key the wait is about (rate_limited, concurrency, debounced)' },
+    ahead: { type: ['integer', 'null'], description: 'queued: due runs of the same shop that go before it (at most 1,000 counted)' },
+    message: { type: 'string', description: 'One sentence for people' },
+  },
+  required: ['reason', 'until', 'heldBy', 'key', 'ahead', 'message'],
+};
+
 const LOG_LINE = obj(
   {
     id: int,
@@ -97,8 +115,9 @@ export const OUTPUT_SCHEMAS = {
           createdAt: str,
           startedAt: strOrNull,
           finishedAt: strOrNull,
+          waiting: RUN_WAITING,
         },
-        ['id', 'flowName', 'status', 'attempt', 'trigger', 'createdAt', 'startedAt', 'finishedAt'],
+        ['id', 'flowName', 'status', 'attempt', 'trigger', 'createdAt', 'startedAt', 'finishedAt', 'waiting'],
       ),
       steps: array(
         obj(

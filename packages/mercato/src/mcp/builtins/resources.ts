@@ -74,7 +74,7 @@ export function builtInResources(deps: McpDeps, catalog: () => McpCatalog): Reso
     {
       uri: 'service://runs/recent',
       name: 'Recent runs',
-      description: `The ${RECENT_RUNS_LIMIT} most recent runs of this shop, newest first, with status and error summary.`,
+      description: `The ${RECENT_RUNS_LIMIT} most recent runs of this shop, newest first, with status, error summary and why a pending or sleeping run waits (\`waiting\`).`,
       mimeType: 'application/json',
       requiredPermissions: ['read_flows'],
       builtIn: true,

@@ -22,8 +22,9 @@ export function runTools(deps: McpDeps): ToolSpec[] {
       name: 'service.runs.get',
       title: 'Get a run',
       description:
-        "Reads one run of the token's shop: status, trigger, attempt, input, output, error, its steps, and its newest log lines " +
-        '(newest first; use service.logs.search to search them).',
+        "Reads one run of the token's shop: status, trigger, attempt, input, output, error, why it waits (`waiting`: reason, until, " +
+        'key, heldBy, ahead, message; null unless pending or sleeping), its steps, and its newest log lines (newest first; use ' +
+        'service.logs.search to search them).',
       requiredPermissions: ['read_runs'],
       riskLevel: 'medium',
       inputSchema: {

@@ -2,12 +2,14 @@
 import { LATEST_STABLE_API_VERSION } from '../../app/platform.ts';
 import { normalizeShopDomain } from '../../app/shop.ts';
 import { isUuid } from '../../db/sql.ts';
+import { InvalidDispatchError } from '../../flows/errors.ts';
 import { describeFlows } from '../../flows/router.ts';
 import type { CallContext, ToolSpec } from '../catalog.ts';
 import type { LogLevelName, McpDeps } from '../deps.ts';
 import { RPC, RpcError } from '../rpc.ts';
 import { invalidArguments } from '../execute.ts';
 import { type ValidationIssue, preview } from '../../app/json-schema.ts';
+import { MAX_PRIORITY, MIN_PRIORITY } from '../../app/validate/shaping.ts';
 import { OUTPUT_SCHEMAS } from './output-schemas.ts';
 import { runTools } from './runs.ts';
 
@@ -239,7 +241,8 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
       name: 'service.flows.run',
       title: 'Run a flow',
       description:
-        "Dispatches a flow for the token's shop (never another shop) and returns the new run's id; the run executes in the background. Inputs are checked against the flow's input schema.",
+        "Dispatches a flow for the token's shop (never another shop) and returns the new run's id; the run executes in the background. Inputs are checked against the flow's input schema. " +
+        "A debounced flow may join the run already waiting (`joined: true`, that run's id); `priority` orders the run among the shop's runs.",
       requiredPermissions: ['run_flows'],
       riskLevel: 'high',
       inputSchema: {
@@ -248,6 +251,12 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
           flow: { type: 'string', description: 'The flow name (see service.flows.list). Required unless flowName is given.' },
           flowName: { type: 'string', description: 'Alias of flow (the name the admin API uses). Give one of the two.' },
           input: { type: 'object', description: 'The flow input. Default {}.' },
+          priority: {
+            type: 'integer',
+            minimum: MIN_PRIORITY,
+            maximum: MAX_PRIORITY,
+            description: `Overrides the flow's priority for this run: ${MIN_PRIORITY} to ${MAX_PRIORITY}, higher first among the shop's runs (never ahead of another shop's). Default: the flow's.`,
+          },
         },
         additionalProperties: false,
       },
@@ -275,7 +284,31 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
         if (!parsed.success) {
           throw invalidArguments('service.flows.run', flowInputIssues(parsed.error.issues as never, flowInput).slice(0, 20));
         }
-        const result = await deps.dispatch({ appHandle: ctx.appHandle, shop: ctx.shop, flowName: name, input: flowInput, trigger: 'mcp' });
+        let result;
+        try {
+          result = await deps.dispatch({
+            appHandle: ctx.appHandle,
+            shop: ctx.shop,
+            flowName: name,
+            input: flowInput,
+            trigger: 'mcp',
+            priority: input.priority,
+          });
+        } catch (error) {
+          // the dispatcher checks the priority too: its refusal answers like every argument check
+          if (error instanceof InvalidDispatchError && error.field === 'priority') {
+            throw invalidArguments('service.flows.run', [
+              {
+                path: '/priority',
+                message: error.message.replace(/^priority: /, ''),
+                expected: `integer from ${MIN_PRIORITY} to ${MAX_PRIORITY}`,
+                received: preview(input.priority),
+              },
+            ]);
+          }
+          throw error;
+        }
+        // a debounced flow's dispatch may join the run already waiting: `joined: true` and that run's id
         return { ...result, flow: name, shop: ctx.shop };
       },
     },
