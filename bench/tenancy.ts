@@ -15,8 +15,9 @@
  *   - BENCH_LIGHT_SHOPS (200) other shops each dispatch BENCH_LIGHT_RATE (2) runs/s of `light` (step 0 ms) through
  *     the real door, POST /api/flows/light/run with a session token of the shop (open loop: a request every
  *     1000 / (shops × rate) ms, shops in turn, whether or not the earlier ones were answered; keep-alive connections);
- *   - after BENCH_WARMUP_S (5 s) of load, a window of BENCH_WINDOW_S (30 s), then BENCH_GRACE_S (2 s) more of load, then
- *     the worker is stopped (SIGTERM: its running runs finish, its queued ones are handed back).
+ *   - after BENCH_WARMUP_S (5 s) of load, a window of BENCH_WINDOW_S (30 s; ended early, and said so, if shop A's
+ *     pending runs fall below BENCH_LOW_BACKLOG, 10,000, checked every second: the backlog never runs out inside the
+ *     window), then BENCH_GRACE_S (2 s) more of load, then the worker is stopped (SIGTERM: its running runs finish, its queued ones are handed back).
  * Dispatch → start latency of a light run: from the moment the benchmark sends its request (wall clock, stamped just
  * before the request is written, and carried in the input as `sentAt`) to the first line of the flow body in the
  * worker (wall clock, `performance.timeOrigin + performance.now()` in both processes: sub-millisecond, the same
@@ -71,6 +72,8 @@ const SHAPING = process.env.BENCH_SHAPING !== '0';
 const LOAD = process.env.BENCH_LOAD !== '0';
 const SHAPING_WORKERS = 3;
 const DEBOUNCE_DISPATCHES = num('BENCH_DEBOUNCE_DISPATCHES', 1000);
+/** The window ends early when shop A has fewer pending runs than this (a few seconds of its fastest throughput). */
+const LOW_BACKLOG = Math.min(num('BENCH_LOW_BACKLOG', 10_000), Math.floor(BACKLOG / 4));
 const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/tenancy.json');
 const CLAIMS = ['fair', 'fifo'] as const;
 type Claim = (typeof CLAIMS)[number];
@@ -305,6 +308,8 @@ interface CellFigures {
   claim: Claim;
   backlog: number;
   windowSeconds: number;
+  /** the window was cut short: shop A's backlog fell below BENCH_LOW_BACKLOG */
+  windowEndedEarly: boolean;
   /** light runs sent inside the window (answered 202) */
   lightSent: number;
   lightStarted: number;
@@ -420,7 +425,17 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
     const [{ t: t0db }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
     const cpu0 = { worker: treeCpuMs([worker.pid!]), server: treeCpuMs([server!.child.pid!]) };
     await q('select pg_stat_statements_reset()');
-    await sleep(WINDOW_MS);
+    // the window is WINDOW_MS, cut short if shop A's backlog runs low (it must not run out inside the window)
+    let endedEarly = false;
+    while (wallNow() - w0 < WINDOW_MS) {
+      await sleep(Math.min(1000, WINDOW_MS - (wallNow() - w0)));
+      const [{ n }] = await q<{ n: number }>(`select count(*)::int as n from runs where shop = $1 and status = 'pending'`, [SHOP_A]);
+      if (n < LOW_BACKLOG) {
+        endedEarly = true;
+        progress(`${tag}: shop A's backlog is down to ${n}: the window ends after ${fmt((wallNow() - w0) / 1000, 1)} s`);
+        break;
+      }
+    }
     const stats = await statementStats();
     const w1 = wallNow();
     const [{ t: t1db }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
@@ -481,6 +496,7 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
       claim,
       backlog: BACKLOG,
       windowSeconds,
+      windowEndedEarly: endedEarly,
       lightSent: inWindow.length,
       lightStarted: latencies.filter(Number.isFinite).length,
       lightNotStarted: bounds.length,
@@ -825,6 +841,7 @@ function summarize(cells: CellFigures[]) {
         workerCores: spread(mine.map((c) => c.workerCores)),
         serverCores: spread(mine.map((c) => c.serverCores)),
         claimsPerSecond: spread(mine.map((c) => c.claimsPerSecond)),
+        windowSeconds: spread(mine.map((c) => c.windowSeconds)),
         runsPerClaim: spread(mine.map((c) => c.runsPerClaim)),
         claimMeanMs: spread(mine.map((c) => c.claimStatement?.meanMs)),
         backlogRanOut: mine.filter((c) => c.shopABacklogLeft === 0).length,
@@ -960,6 +977,14 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
     );
     rows.push(
       line(
+        '  window (s)',
+        mine.map((c) => `${fmt(c?.windowSeconds, 1)}${c?.windowEndedEarly ? '*' : ''}`),
+        v.windowSeconds,
+        1,
+      ),
+    );
+    rows.push(
+      line(
         'shop A runs/s',
         mine.map((c) => fmt(c?.shopARunsPerSecond, 0)),
         v.shopARunsPerSecond,
@@ -1001,7 +1026,8 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
   }
   say(table(rows, [0, 1]));
   say(
-    '(the min / median / max of a two-figure row are of its second figure; "> x s": the percentile falls on runs not started by the cut-off)',
+    '(the min / median / max of a two-figure row are of its second figure; "> x s": the percentile falls on runs not started by the ' +
+      "cut-off; window *: ended early, shop A's backlog ran low)",
   );
   say();
   say('Shop A runs/s, fair / FIFO, per round (and of all runs, shop A + light)');
