@@ -326,6 +326,9 @@ interface CellFigures {
   sentToClaimP99: number;
   claimToBodyP50: number;
   claimToBodyP99: number;
+  /** the part after the door answered: 202 received → body start (negative when the body started first) */
+  answerToBodyP50: number;
+  answerToBodyP99: number;
   /** request sent → 202 answer */
   dispatchHttpP50: number;
   dispatchHttpP99: number;
@@ -466,10 +469,12 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
     const bounds: number[] = [];
     const toClaim: number[] = [];
     const toBody: number[] = [];
+    const afterAnswer: number[] = [];
     for (const s of inWindow) {
       const r = byId.get(s.runId!);
       if (r && r.status === 'completed' && r.body !== null && r.body <= cutoff) {
         latencies.push(r.body - s.sentAt);
+        if (s.answeredAt !== undefined) afterAnswer.push(r.body - s.answeredAt);
         if (r.claimed !== null) {
           toClaim.push(r.claimed - s.sentAt);
           toBody.push(r.body - r.claimed);
@@ -486,6 +491,7 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
     latencies.sort((a, b) => a - b);
     toClaim.sort((a, b) => a - b);
     toBody.sort((a, b) => a - b);
+    afterAnswer.sort((a, b) => a - b);
     const http = load.sent
       .filter((s) => s.sentAt >= w0 && s.sentAt < w1 && s.answeredAt !== undefined)
       .map((s) => s.answeredAt! - s.sentAt)
@@ -508,6 +514,8 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
       sentToClaimP99: percentile(toClaim, 99),
       claimToBodyP50: percentile(toBody, 50),
       claimToBodyP99: percentile(toBody, 99),
+      answerToBodyP50: percentile(afterAnswer, 50),
+      answerToBodyP99: percentile(afterAnswer, 99),
       dispatchHttpP50: percentile(http, 50),
       dispatchHttpP99: percentile(http, 99),
       dispatchErrors: load.errors,
@@ -834,6 +842,7 @@ function summarize(cells: CellFigures[]) {
         sentToClaimP99: spread(mine.map((c) => c.sentToClaimP99)),
         claimToBodyP50: spread(mine.map((c) => c.claimToBodyP50)),
         claimToBodyP99: spread(mine.map((c) => c.claimToBodyP99)),
+        answerToBodyP99: spread(mine.map((c) => c.answerToBodyP99)),
         dispatchHttpP50: spread(mine.map((c) => c.dispatchHttpP50)),
         dispatchHttpP99: spread(mine.map((c) => c.dispatchHttpP99)),
         shopARunsPerSecond: spread(mine.map((c) => c.shopARunsPerSecond)),
@@ -956,6 +965,14 @@ function printSummary(cells: CellFigures[], summary: ReturnType<typeof summarize
         '  runs.started_at → body p50 / p99 (ms)',
         mine.map((c) => (c ? `${fmt(c.claimToBodyP50, 1)} / ${fmt(c.claimToBodyP99, 1)}` : '–')),
         v.claimToBodyP99,
+        1,
+      ),
+    );
+    rows.push(
+      line(
+        '  202 answer → body p50 / p99 (ms)',
+        mine.map((c) => (c ? `${fmt(c.answerToBodyP50, 1)} / ${fmt(c.answerToBodyP99, 1)}` : '–')),
+        v.answerToBodyP99,
         1,
       ),
     );
