@@ -6,7 +6,7 @@
  * one to commit and go together, so a busy worker commits many runs per WAL flush instead of one statement per turn.
  */
 import type { Exec } from '../db/sql.ts';
-import { type Completion, completeRuns } from './store/leases.ts';
+import { type Completion, type StartMark, completeRuns } from './store/leases.ts';
 
 /** Completion statements of one worker in flight at once; more completions queue for the next one. */
 export const MAX_COMPLETIONS_IN_FLIGHT = 2;
@@ -32,31 +32,49 @@ export function nextBatchSize(queue: ReadonlyArray<Completion>): number {
   return n;
 }
 
-/** `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's. */
-export function completionBatcher(exec: Exec): (completion: Completion) => Promise<boolean> {
+/**
+ * `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's.
+ * `complete.mark(runId, leaseToken)` records that the worker started a run it had claimed ahead: the start goes with the
+ * next statement (the completions of the same turn, or a statement of its own at the end of the turn), so the run's
+ * `started_at` is its real start and it no longer reads as `claimed` (docs/flows.md, "Claiming ahead").
+ */
+export interface CompletionBatcher {
+  (completion: Completion): Promise<boolean>;
+  mark(runId: string, leaseToken: string): void;
+}
+
+export function completionBatcher(exec: Exec): CompletionBatcher {
   type Waiting = { completion: Completion; resolve: (stored: boolean) => void; reject: (error: unknown) => void };
   const queue: Waiting[] = [];
+  /** Starts not stored yet: run id → lease and when it started (performance clock). */
+  const marks = new Map<string, { leaseToken: string; at: number }>();
   let scheduled = false;
   let inFlight = 0;
 
   async function flush() {
     scheduled = false;
-    if (queue.length === 0) return;
+    if (queue.length === 0 && marks.size === 0) return;
     if (inFlight >= MAX_COMPLETIONS_IN_FLIGHT) return; // the end of a statement in flight schedules the next
     const batch = queue.splice(0, nextBatchSize(queue.map((w) => w.completion)));
     if (queue.length > 0) schedule();
+    const now = performance.now();
+    const completions = batch.map((w) => {
+      const m = marks.get(w.completion.runId);
+      if (!m) return w.completion;
+      marks.delete(w.completion.runId);
+      return { ...w.completion, startedAgoMs: now - m.at };
+    });
+    const started: StartMark[] = [...marks].map(([runId, m]) => ({ runId, leaseToken: m.leaseToken, agoMs: now - m.at }));
+    marks.clear();
     inFlight++;
     try {
-      const stored = await completeRuns(
-        exec,
-        batch.map((w) => w.completion),
-      );
+      const stored = await completeRuns(exec, completions, started);
       for (const w of batch) w.resolve(stored.has(w.completion.runId));
     } catch (error) {
       for (const w of batch) w.reject(error);
     } finally {
       inFlight--;
-      if (queue.length > 0) schedule();
+      if (queue.length > 0 || marks.size > 0) schedule();
     }
   }
   function schedule() {
@@ -65,9 +83,14 @@ export function completionBatcher(exec: Exec): (completion: Completion) => Promi
     setImmediate(() => void flush());
   }
 
-  return (completion) =>
+  const complete = ((completion: Completion) =>
     new Promise<boolean>((resolve, reject) => {
       queue.push({ completion, resolve, reject });
       schedule();
-    });
+    })) as CompletionBatcher;
+  complete.mark = (runId, leaseToken) => {
+    marks.set(runId, { leaseToken, at: performance.now() });
+    schedule();
+  };
+  return complete;
 }

@@ -42,7 +42,8 @@ export function createFlowRegistry(
       description: definition.description,
       definition,
       inputSchema: toJsonSchema(definition.input),
-      concurrency: definition.concurrency === undefined ? 1 : refuseLimit(definition.concurrency),
+      // a flow with load shaping waits instead of refusing: no refusing default of 1 unless it asks for a number
+      concurrency: definition.concurrency === undefined ? (hasShaping(definition) ? null : 1) : refuseLimit(definition.concurrency),
       shaping: resolveShaping(definition),
     });
   }
@@ -88,6 +89,13 @@ export interface FlowShaping {
 /** The default shaping key: the run's shop. */
 export const shopKey: ShapingKey = (_input, tenant) => tenant.shop ?? '(global)';
 
+function hasShaping(definition: FlowDefinition<string, any, any, any>): boolean {
+  return definition.rateLimit !== undefined || definition.debounce !== undefined;
+}
+
+/** Periods in whole milliseconds (a fraction is rounded up). */
+const wholeMs = (d: Parameters<typeof parseDuration>[0]) => Math.ceil(parseDuration(d));
+
 function refuseLimit(concurrency: FlowDefinition['concurrency']): number | null {
   return typeof concurrency === 'number' ? concurrency : null;
 }
@@ -98,9 +106,9 @@ function resolveShaping(definition: FlowDefinition<string, any, any, any>): Flow
   const d = definition.debounce;
   return {
     concurrency: c !== null && typeof c === 'object' ? { limit: c.limit, key: c.key ?? shopKey } : null,
-    rateLimit: r ? { limit: r.limit, periodMs: parseDuration(r.period), key: r.key ?? shopKey } : null,
+    rateLimit: r ? { limit: r.limit, periodMs: wholeMs(r.period), key: r.key ?? shopKey } : null,
     debounce: d
-      ? { periodMs: parseDuration(d.period), maxWaitMs: d.maxWait === undefined ? null : parseDuration(d.maxWait), key: d.key ?? shopKey }
+      ? { periodMs: wholeMs(d.period), maxWaitMs: d.maxWait === undefined ? null : wholeMs(d.maxWait), key: d.key ?? shopKey }
       : null,
     priority: definition.priority ?? 0,
   };

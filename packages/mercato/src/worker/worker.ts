@@ -15,7 +15,7 @@ import type { WorkerConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Exec } from '../db/sql.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
-import { completionBatcher } from '../flows/completions.ts';
+import { type CompletionBatcher, completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
 import { type ClaimedRun, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
 import { type ClaimCursor, START_CURSOR, claimFair, claimGated, wakeConcurrencyWaiters } from '../flows/store/claim.ts';
@@ -29,6 +29,11 @@ export const DEFAULT_MAX_LOST_LEASES = 3;
 export const PREFETCH_WINDOW_MS = 100;
 /** A queued run not started after this long is handed back (its estimate was wrong, or runs got slower). */
 export const PREFETCH_MAX_WAIT_MS = 1000;
+/**
+ * Claims in a row that found nothing but stopped at their limit of tenants (flows/store/claim.ts WALK_MAX_TENANTS) go on
+ * at once from where they stopped, this many times; then the worker waits as after an empty poll.
+ */
+const MAX_WALKS_WITHOUT_RUNS = 8;
 
 interface Queued {
   run: ClaimedRun;
@@ -89,11 +94,14 @@ export class Worker {
   /** Executions whose flow code is still running: what the slots count (an outcome being written does not hold one). */
   private running = 0;
   private readonly exec: Exec;
+  private readonly batcher: CompletionBatcher | undefined;
   private readonly engine: EngineDeps;
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private pendingWake = false;
+  /** A dispatch was announced (NOTIFY) since the last pass: claim even if the local queue is above half its target. */
+  private announced = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private lastHeartbeatOk = Date.now();
   private unlisten: Array<() => Promise<void>> = [];
@@ -114,7 +122,9 @@ export class Worker {
     this.hasGated = [...options.engine.registry.list(), ...internalFlows(options.engine.registry)].some((f) => isGated(f.shaping));
     this.exec = options.db.query;
     // the runs completing in the same turn share one statement and one commit
-    this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? completionBatcher(this.exec) };
+    // the runs completing in the same turn share one statement and one commit; so do the starts of runs claimed ahead
+    this.batcher = options.engine.complete ? undefined : completionBatcher(this.exec);
+    this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? this.batcher };
   }
 
   get activeCount(): number {
@@ -149,6 +159,7 @@ export class Worker {
         RUNS_CHANNEL,
         () => {
           this.stats.wakeups++;
+          this.announced = true;
           this.signal();
         },
         // dispatches notified while the LISTEN connection was away were not heard: poll once now
@@ -210,6 +221,7 @@ export class Worker {
   private async loop(): Promise<void> {
     const { config, logger } = this.options;
     let emptyPolls = 0;
+    let walksWithoutRuns = 0;
     while (!this.stopping) {
       let delay: number;
       let reason: 'empty' | 'busy' | 'error' = 'busy';
@@ -217,25 +229,36 @@ export class Worker {
         this.pendingWake = false;
         const target = this.prefetchTarget();
         const want = this.concurrency + target - this.running - this.queue.size;
-        // claim when a slot is free with nothing queued for it, or when the queue ran down to half its target
-        const claimNow = want > 0 && (this.running + this.queue.size < this.concurrency || this.queue.size <= target / 2);
+        // claim when a slot is free with nothing queued for it, when the queue ran down to half its target, or when a
+        // dispatch was announced (a light shop's new run is claimed now, not after the queue ran down)
+        const announced = this.announced;
+        this.announced = false;
+        const claimNow = want > 0 && (this.running + this.queue.size < this.concurrency || this.queue.size <= target / 2 || announced);
         if (!claimNow) {
           await this.recover();
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
-          const claimed = await this.claim(token, want);
+          const { runs: claimed, more } = await this.claim(token, want);
           this.stats.polls++;
           const claimedAt = performance.now();
-          for (const run of claimed) this.queue.set(run.id, { run, token, claimedAt });
+          // the runs whose start the claim recorded start now; those claimed ahead wait in the local queue
+          for (const run of claimed) {
+            if (run.claimedAhead) this.queue.set(run.id, { run, token, claimedAt });
+            else this.launch(run, token);
+          }
           this.startQueued();
           // after the claim, so that a woken worker starts its run first
           await this.recover();
           if (claimed.length > 0) {
             emptyPolls = 0;
+            walksWithoutRuns = 0;
             this.stats.claimed += claimed.length;
             continue; // there may be more due runs for the remaining slots
           }
+          // the walk stopped at its limit of tenants before it went round them all: the next one goes on from there
+          if (more && ++walksWithoutRuns <= MAX_WALKS_WITHOUT_RUNS) continue;
+          walksWithoutRuns = 0;
           this.stats.emptyPolls++;
           emptyPolls++;
           reason = 'empty';
@@ -275,17 +298,28 @@ export class Worker {
    * One claim of up to `want` runs: the gated runs first (keyed concurrency, rate limits; only for the free slots, never
    * ahead), then the others, fair to every tenant (flows/store/claim.ts).
    */
-  private async claim(token: string, want: number): Promise<ClaimedRun[]> {
+  private async claim(token: string, want: number): Promise<{ runs: ClaimedRun[]; more: boolean }> {
     const { config } = this.options;
     let gated: ClaimedRun[] = [];
-    const free = this.concurrency - this.running - this.queue.size;
-    if (this.hasGated && free > 0 && !this.fifo) {
+    let more = false;
+    const free = Math.max(0, this.concurrency - this.running - this.queue.size);
+    if (this.hasGated && !this.fifo) {
       const registry = this.options.engine.registry;
-      const result = await claimGated(this.options.db, token, free, config.leaseDurationMs, this.gatedCursor, (flow) =>
-        shapingOf(registry, flow),
+      // with every slot busy, one gated run is still claimed, at the head of the local queue: a limited flow's run is
+      // never held up behind this worker's runs claimed ahead
+      const result = await claimGated(
+        this.options.db,
+        token,
+        Math.max(free, 1),
+        config.leaseDurationMs,
+        this.gatedCursor,
+        (flow) => shapingOf(registry, flow),
+        free,
       );
       this.gatedCursor = result.cursor;
+      more = result.more;
       gated = result.runs;
+      for (const run of gated) if (run.claimedAhead) run.headOfQueue = true;
       for (const a of result.setAside) {
         if (!a.changed) continue;
         this.options.engine.events?.emit('run.waiting', {
@@ -301,10 +335,11 @@ export class Worker {
       }
     }
     const rest = want - gated.length;
-    if (rest <= 0) return gated;
-    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, this.fifo);
+    if (rest <= 0) return { runs: gated, more };
+    const startsNow = Math.max(0, free - gated.length);
+    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, { startsNow, fifo: this.fifo });
     this.cursor = fair.cursor;
-    return gated.length === 0 ? fair.runs : [...gated, ...fair.runs];
+    return { runs: gated.length === 0 ? fair.runs : [...gated, ...fair.runs], more: more || fair.more };
   }
 
   /**
@@ -313,9 +348,9 @@ export class Worker {
    */
   private startQueued() {
     while (this.queue.size > 0 && this.running < this.concurrency && !this.stopping) {
-      let pick: Queued | undefined;
-      let pickLoad = Number.POSITIVE_INFINITY;
-      for (const q of this.queue.values()) {
+      let pick: Queued | undefined = [...this.queue.values()].find((q) => q.run.headOfQueue);
+      let pickLoad = pick ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+      for (const q of pick ? [] : this.queue.values()) {
         const load = this.executing.get(tenantOf(q.run)) ?? 0;
         if (load < pickLoad) {
           pick = q;
@@ -325,6 +360,7 @@ export class Worker {
       }
       if (!pick) return;
       this.queue.delete(pick.run.id);
+      this.batcher?.mark(pick.run.id, pick.token);
       this.launch(pick.run, pick.token);
     }
   }

@@ -64,97 +64,143 @@ function walk(pred: string, p: WalkParams): string {
       select nx.a, nx.s, nx.w, walk.n + 1 from walk, lateral ${next('walk.a, walk.s', 'walk.w')} nx
       where walk.n < ${p.max}::int and not (nx.w and (nx.a, nx.s) > (${p.app}::text, ${p.shop}::text))
     ), tenants as (
-      select a, s, row_number() over (order by n) as ord from (
-        select a, s, n from walk
-        where exists (select 1 from runs where ${pred} and app_handle = walk.a and coalesce(shop, '') = walk.s and available_at <= now())
+      select a, s, weight, row_number() over (order by n) as ord from (
+        select walk.a, walk.s, walk.n, power(2, top.priority / ${PRIORITY_DOUBLING}::float8) as weight from walk, lateral (
+          select priority from runs
+          where ${pred} and app_handle = walk.a and coalesce(shop, '') = walk.s and available_at <= now()
+          order by priority desc nulls last, available_at limit 1) top
         limit ${p.limit}::int) found
-    ), k as (select count(*)::int as c from tenants)`;
+    ), k as (select count(*)::int as c, sum(weight) as w from tenants),
+    walk_end as (
+      select coalesce((select a from tenants where ord = ${p.limit}::int), (select a from walk order by n desc limit 1)) as a,
+        coalesce((select s from tenants where ord = ${p.limit}::int), (select s from walk order by n desc limit 1)) as s,
+        case when (select count(*) from tenants) = ${p.limit}::int then true
+          else coalesce((select max(n) from walk), 0) >= ${p.max}::int end as more
+    )`;
 }
 
 /**
- * The due runs of the walk's tenants: an equal share of $1 per tenant (the first `$1 mod tenants` get one more), each
- * tenant's in its order (priority, then due time), locked FOR UPDATE SKIP LOCKED.
+ * A tenant's weight in a claim doubles with every PRIORITY_DOUBLING of the priority of its best due run: priority 25
+ * gets twice the share of priority 0, 100 sixteen times; every tenant with a due run gets at least one run per claim.
+ */
+export const PRIORITY_DOUBLING = 25;
+
+/**
+ * The due runs of the walk's tenants: each tenant's share of $1 by its weight (at least one), each tenant's runs in its
+ * order (priority, then due time), locked FOR UPDATE SKIP LOCKED; ranked round-robin (every tenant's first run, then
+ * every tenant's second…) and cut to $1 (a run locked beyond the cut is left as it was).
  */
 function shares(pred: string, columns: string, limit: string): string {
-  return `select r.*, t.ord from tenants t cross join k, lateral (
-      select ${columns} from runs
-      where ${pred} and app_handle = t.a and coalesce(shop, '') = t.s and available_at <= now()
-      order by priority desc nulls last, available_at
-      limit (${limit}::int / k.c) + case when t.ord <= ${limit}::int % k.c then 1 else 0 end
-      for update skip locked) r`;
+  return `select * from (
+    select r.*, t.ord, row_number() over (order by r.rn, t.ord) as rank from tenants t cross join k, lateral (
+      select q.*, row_number() over () as rn from (
+        select ${columns} from runs
+        where ${pred} and app_handle = t.a and coalesce(shop, '') = t.s and available_at <= now()
+        order by priority desc nulls last, available_at
+        limit greatest(1, ceil(${limit}::int * t.weight / k.w))::int
+        for update skip locked) q) r) ranked
+    where rank <= ${limit}::int`;
 }
 
-const CLAIM_SET = `attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
+/**
+ * The claim's update. `startsNow` tells the runs whose flow body starts at once (a free slot waits for each: their
+ * `started_at` is set now); the others are claimed ahead into the worker's local queue and wait there (`wait` says
+ * `claimed`) until the worker starts them and records their start (store/leases.ts `completeRuns`' marks).
+ */
+function claimSet(startsNow: string): string {
+  return `attempt = r.attempt + case when r.status = 'pending' and not r.same_attempt then 1 else 0 end,
     attempt_elapsed_ms = case when r.status = 'pending' and not r.same_attempt then 0 else r.attempt_elapsed_ms end,
     same_attempt = false,
     status = 'running',
     lease_owner = $2::text,
     lease_expires_at = now() + $3::int * interval '1 millisecond',
-    started_at = coalesce(r.started_at, now()),
+    started_at = case when ${startsNow} then coalesce(r.started_at, now()) else r.started_at end,
     debounce_key = null,
-    wait = null,
+    wait = case when ${startsNow} then null else '{"reason":"claimed"}'::jsonb end,
     updated_at = now()`;
+}
 
 const CLAIM_RETURNING = `r.id, r.app_handle as "appHandle", r.shop, r.flow_name as "flowName", r.input, r.attempt,
     r.attempt - r.attempt_base as "budgetAttempt", r.retry_policy as "retryPolicy", r.lost_leases as "lostLeases",
     r.attempt_elapsed_ms as "attemptElapsedMs", due.fresh, r.trace_context as "traceContext",
-    r.concurrency_key as "concurrencyKey", due.ord`;
+    r.concurrency_key as "concurrencyKey", due.ord, due.rank <= $7::int as "startsNow"`;
 
 const fairClaimStatement = prepared(
   'claim_fair',
-  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1')})
-  update runs r set ${CLAIM_SET}
-  from due where r.id = due.id
-  returning ${CLAIM_RETURNING}`,
+  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1')}),
+  upd as (
+    update runs r set ${claimSet('due.rank <= $7::int')}
+    from due where r.id = due.id
+    returning ${CLAIM_RETURNING}
+  )
+  select upd.*, walk_end.a as "walkApp", walk_end.s as "walkShop", walk_end.more from walk_end left join upd on true`,
 );
 
 /** The claim before fairness: every tenant's due runs in one FIFO (kept behind MERCATO_BENCH_FIFO_CLAIM for bench:tenancy). */
 const fifoClaimStatement = prepared(
   'claim_fifo',
   `with due as (
-    select id, started_at is null as fresh, 0 as ord from runs
-    where ${FAIR} and available_at <= now()
-    order by available_at
-    limit $1::int
-    for update skip locked
+    select q.*, 0 as ord, row_number() over () as rank from (
+      select id, started_at is null as fresh from runs
+      where ${FAIR} and available_at <= now()
+      order by available_at
+      limit $1::int
+      for update skip locked) q
   )
-  update runs r set ${CLAIM_SET}
+  update runs r set ${claimSet('due.rank <= $4::int')}
   from due where r.id = due.id
-  returning ${CLAIM_RETURNING}`,
+  returning ${CLAIM_RETURNING.replace('$7', '$4')}`,
 );
 
-type ClaimRow = ClaimedRun & { ord: number | string };
+type ClaimRow = ClaimedRun & { ord: number | string; startsNow: boolean };
+
+/** Where the walk ended, on every row of a claim (and alone on a row with no run when it claimed nothing). */
+interface WalkEnd {
+  walkApp: string | null;
+  walkShop: string | null;
+  /** The walk stopped before it went round every tenant: more tenants may have due runs. */
+  more: boolean | string;
+}
+
+/** The cursor after a claim (where the walk ended: the next claim starts after it) and whether more may be due. */
+function walkEnd(rows: readonly WalkEnd[], cursor: ClaimCursor): { cursor: ClaimCursor; more: boolean } {
+  const first = rows[0];
+  if (!first || first.walkApp === null) return { cursor, more: false };
+  return { cursor: { app: first.walkApp, shop: first.walkShop ?? '' }, more: first.more === true || first.more === 't' };
+}
 
 /** The gated candidates the claim may take ($1, a uuid[]): claimed, and each rate-limited one's start recorded. */
 const gatedClaimStatement = prepared(
   'claim_gated',
   `with due as (
-    select id, started_at is null as fresh, 0 as ord from runs where id = any($1::uuid[]) and status in ('pending','sleeping')
+    select id, started_at is null as fresh, 0 as ord, id = any($4::uuid[]) as now from runs where id = any($1::uuid[]) and status in ('pending','sleeping')
   ), started as (
     insert into rate_starts (key, at)
     select r.rate_key, clock_timestamp() from runs r join due on due.id = r.id where r.rate_key is not null
     returning key
   )
-  update runs r set ${CLAIM_SET}
+  update runs r set ${claimSet('due.now')}
   from due where r.id = due.id
-  returning ${CLAIM_RETURNING}`,
+  returning ${CLAIM_RETURNING.replace('due.rank <= $7::int', 'due.now')}`,
 );
 
-/** The cursor after a claim: the tenant of the claimed run that came last in the walk. */
-function nextCursor(rows: readonly ClaimRow[], cursor: ClaimCursor): ClaimCursor {
-  let last: ClaimRow | undefined;
-  for (const r of rows) if (!last || Number(r.ord) > Number(last.ord)) last = r;
-  return last ? { app: last.appHandle, shop: last.shop ?? '' } : cursor;
-}
-
+/** The claimed runs: those that start at once first, then those claimed ahead (in the walk's order). */
 function strip(rows: ClaimRow[]): ClaimedRun[] {
-  for (const r of rows) delete (r as Partial<ClaimRow>).ord;
-  return rows;
+  const now: ClaimedRun[] = [];
+  const ahead: ClaimedRun[] = [];
+  for (const r of rows) {
+    const startsNow = r.startsNow === true || (r.startsNow as unknown) === 't';
+    for (const k of ['ord', 'startsNow', 'walkApp', 'walkShop', 'more'] as const) delete (r as Partial<ClaimRow & WalkEnd>)[k];
+    (startsNow ? now : ahead).push(r);
+    r.claimedAhead = !startsNow;
+  }
+  return now.concat(ahead);
 }
 
 /**
- * Claims up to `limit` due runs of ungated flows, fair to every tenant (above), on the database clock. Returns the runs
- * and the cursor for the next claim. `fifo` is the claim before fairness (benchmarks only).
+ * Claims up to `limit` due runs of ungated flows, fair to every tenant (above), on the database clock. The first
+ * `startsNow` of them (in the walk's order) start at once; the others are claimed ahead (`claimedAhead`). Returns the runs
+ * (those starting at once first) and the cursor for the next claim. `fifo` is the claim before fairness (benchmarks only).
  */
 export async function claimFair(
   exec: Exec,
@@ -162,14 +208,17 @@ export async function claimFair(
   limit: number,
   leaseMs: number,
   cursor: ClaimCursor,
-  fifo = false,
-): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor }> {
-  const rows = await exec<ClaimRow>(
-    fifo
-      ? fifoClaimStatement(limit, leaseToken, leaseMs)
-      : fairClaimStatement(limit, leaseToken, leaseMs, cursor.app, cursor.shop, WALK_MAX_TENANTS),
+  options: { startsNow?: number; fifo?: boolean } = {},
+): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean }> {
+  const startsNow = options.startsNow ?? limit;
+  const rows = await exec<ClaimRow & WalkEnd>(
+    options.fifo
+      ? fifoClaimStatement(limit, leaseToken, leaseMs, startsNow)
+      : fairClaimStatement(limit, leaseToken, leaseMs, cursor.app, cursor.shop, WALK_MAX_TENANTS, startsNow),
   );
-  return { cursor: nextCursor(rows, cursor), runs: strip(rows) };
+  if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows) };
+  const end = walkEnd(rows, cursor);
+  return { ...end, runs: strip(rows.filter((r) => r.id !== null)) };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -184,16 +233,17 @@ interface Candidate {
   rateKey: string | null;
   wait: { reason?: string; heldBy?: string | null } | null;
   ord: number | string;
+  status: string;
 }
 
 const gatedCandidatesStatement = prepared(
   'claim_gated_candidates',
-  `with recursive ${walk(GATED, { limit: '$1', app: '$2', shop: '$3', max: '$4' })}
-  ${shares(
+  `with recursive ${walk(GATED, { limit: '$1', app: '$2', shop: '$3', max: '$4' })}, c as (${shares(
     GATED,
-    `id, app_handle as "appHandle", shop, flow_name as "flowName", concurrency_key as "concurrencyKey", rate_key as "rateKey", wait`,
+    `id, app_handle as "appHandle", shop, flow_name as "flowName", concurrency_key as "concurrencyKey", rate_key as "rateKey", wait, status`,
     '$1',
-  )}`,
+  )})
+  select c.*, walk_end.a as "walkApp", walk_end.s as "walkShop", walk_end.more from walk_end left join c on true`,
 );
 
 /** A run the gated claim set aside, for the `run.waiting` event. */
@@ -238,10 +288,13 @@ export async function claimGated(
   leaseMs: number,
   cursor: ClaimCursor,
   shapingOf: (flow: string) => FlowShaping | null,
-): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; setAside: SetAside[] }> {
+  startsNow = limit,
+): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean; setAside: SetAside[] }> {
   return db.transaction(async (exec) => {
-    const candidates = await exec<Candidate>(gatedCandidatesStatement(limit, cursor.app, cursor.shop, WALK_MAX_TENANTS));
-    if (candidates.length === 0) return { runs: [], cursor, setAside: [] };
+    const rows = await exec<Candidate & WalkEnd>(gatedCandidatesStatement(limit, cursor.app, cursor.shop, WALK_MAX_TENANTS));
+    const end = walkEnd(rows, cursor);
+    const candidates = rows.filter((r) => r.id !== null);
+    if (candidates.length === 0) return { runs: [], ...end, setAside: [] };
     const known = candidates.filter((c) => shapingOf(c.flowName) !== null);
     const cKeys = [...new Set(known.map((c) => c.concurrencyKey).filter((k): k is string => k !== null))];
     const rKeys = new Map<string, number>();
@@ -312,7 +365,17 @@ export async function claimGated(
     }
     let runs: ClaimRow[] = [];
     if (take.length > 0) {
-      runs = await exec<ClaimRow>(gatedClaimStatement(`{${take.map((c) => c.id).join(',')}}`, leaseToken, leaseMs));
+      runs = await exec<ClaimRow>(
+        gatedClaimStatement(
+          `{${take.map((c) => c.id).join(',')}}`,
+          leaseToken,
+          leaseMs,
+          `{${take
+            .slice(0, startsNow)
+            .map((c) => c.id)
+            .join(',')}}`,
+        ),
+      );
     }
     if (aside.length > 0) {
       await exec(sql`
@@ -332,8 +395,7 @@ export async function claimGated(
         delete from rate_starts rs using unnest(${`{${[...rKeys.keys()].map(pgArrayItem).join(',')}}`}::text[], ${`{${[...rKeys.values()].join(',')}}`}::float8[]) u(k, ms)
         where rs.key = u.k and rs.at <= clock_timestamp() - u.ms * interval '1 millisecond'`);
     }
-    const cursorAfter = nextCursor(candidates as unknown as ClaimRow[], cursor);
-    return { runs: strip(runs), cursor: cursorAfter, setAside: aside };
+    return { runs: strip(runs), ...end, setAside: aside };
   });
 }
 
@@ -351,7 +413,8 @@ export function wakeConcurrencyWaiters(exec: Exec, concurrencyKey: string, count
     update runs set available_at = now(), updated_at = now()
     where id in (
       select id from runs
-      where concurrency_key = ${concurrencyKey} and status = 'pending' and available_at > now() and wait->>'reason' = 'concurrency'
+      where concurrency_key = ${concurrencyKey} and status in ('pending','sleeping') and available_at > now()
+        and wait->>'reason' = 'concurrency'
       order by available_at
       limit ${count})
     returning id`);

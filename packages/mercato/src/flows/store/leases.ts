@@ -29,6 +29,10 @@ export interface ClaimedRun {
   traceContext?: string | null;
   /** The stored key of its flow's keyed `concurrency` (a slot it holds), or null. */
   concurrencyKey?: string | null;
+  /** Claimed ahead of a free slot (claiming ahead): its start is recorded when the worker starts it. */
+  claimedAhead?: boolean;
+  /** A gated run claimed ahead: the worker starts it before its other queued runs. */
+  headOfQueue?: boolean;
 }
 
 /**
@@ -47,6 +51,7 @@ export function recoverExpiredLeases(exec: Exec, maxLostLeases: number) {
         else error end,
       finished_at = case when lost_leases + 1 >= ${maxLostLeases} then now() else null end,
       available_at = now(),
+      wait = null,
       lease_owner = null,
       lease_expires_at = null,
       updated_at = now()
@@ -93,6 +98,7 @@ export async function parkSleeping(exec: Exec, w: StepWrite, ms: number, attempt
     with parked as (
       update runs set status = 'sleeping', available_at = now() + ${ms} * interval '1 millisecond',
         attempt_elapsed_ms = ${elapsedInt(attemptElapsedMs)},
+        started_at = coalesce(started_at, now()), wait = null,
         lease_owner = null, lease_expires_at = null, updated_at = now()
       where id = ${w.runId}::uuid and lease_owner = ${w.leaseToken} and status = 'running'
       returning available_at
@@ -113,21 +119,33 @@ export interface Completion {
   leaseToken: string;
   outputJson: string;
   lastStep?: { write: StepWrite; resultJson: string };
+  /** A run claimed ahead whose start is not recorded yet: how long ago its flow body started (ms). */
+  startedAgoMs?: number;
+}
+
+/** The start of a run that was claimed ahead: the worker started it `agoMs` ago (`completeRuns` records it). */
+export interface StartMark {
+  runId: string;
+  leaseToken: string;
+  agoMs: number;
 }
 
 /**
- * Several runs' completions (each with its last step's checkpoint) in one statement and one commit. The values travel
- * as one JSON array (outputs and results spliced in as the JSON they already are), so the statement's text is the same
- * for every batch size and stays prepared. Each row is fenced on its own lease; returns the ids that were stored.
+ * Several runs' completions (each with its last step's checkpoint) in one statement and one commit, and the starts of
+ * runs claimed ahead that the worker began since its last statement ($2: their `started_at`, on the database clock,
+ * and their `claimed` wait cleared). The values travel as JSON arrays (outputs and results spliced in as the JSON they
+ * already are), so the statement's text is the same for every batch size and stays prepared. Each row is fenced on its
+ * own lease; returns the ids whose completion was stored.
  */
 const completeBatchStatement = prepared(
   'complete_batch',
   `with v as (
     select * from jsonb_to_recordset($1::jsonb)
-      as v(id uuid, token text, output jsonb, step text, attempt int, result jsonb, started timestamptz)
+      as v(id uuid, token text, output jsonb, step text, attempt int, result jsonb, started timestamptz, ago float8)
   ), fin as (
     update runs r set status = 'completed', output = v.output, error = null, finished_at = now(),
-      lease_owner = null, lease_expires_at = null, updated_at = now()
+      started_at = coalesce(r.started_at, now() - coalesce(v.ago, 0) * interval '1 millisecond'),
+      wait = null, lease_owner = null, lease_expires_at = null, updated_at = now()
     from v where r.id = v.id and r.lease_owner = v.token and r.status = 'running'
     returning r.id, r.app_handle, r.shop
   ), step as (
@@ -137,18 +155,26 @@ const completeBatchStatement = prepared(
     on conflict (run_id, name) do update set status = 'completed', attempt = excluded.attempt, result = excluded.result,
       error = null, started_at = excluded.started_at, finished_at = excluded.finished_at
     returning run_id
+  ), marked as (
+    update runs r set started_at = coalesce(r.started_at, now() - m.ago * interval '1 millisecond'), wait = null, updated_at = now()
+    from jsonb_to_recordset($2::jsonb) as m(id uuid, token text, ago float8)
+    where r.id = m.id and r.lease_owner = m.token and r.status = 'running' and r.wait is not null
+      and not exists (select 1 from v where v.id = m.id)
+    returning r.id
   )
   select id from fin`,
 );
 
-export async function completeRuns(exec: Exec, completions: readonly Completion[]): Promise<Set<string>> {
+export async function completeRuns(exec: Exec, completions: readonly Completion[], marks: readonly StartMark[] = []): Promise<Set<string>> {
   const items = completions.map((c) => {
     const step = c.lastStep
       ? `,"step":${JSON.stringify(c.lastStep.write.name)},"attempt":${c.lastStep.write.attempt},"result":${c.lastStep.resultJson},"started":"${c.lastStep.write.startedAt.toISOString()}"`
       : '';
-    return `{"id":"${c.runId}","token":${JSON.stringify(c.leaseToken)},"output":${c.outputJson}${step}}`;
+    const ago = c.startedAgoMs === undefined ? '' : `,"ago":${Math.max(0, c.startedAgoMs).toFixed(3)}`;
+    return `{"id":"${c.runId}","token":${JSON.stringify(c.leaseToken)},"output":${c.outputJson}${step}${ago}}`;
   });
-  const rows = await exec<{ id: string }>(completeBatchStatement(`[${items.join(',')}]`));
+  const marked = marks.map((m) => `{"id":"${m.runId}","token":${JSON.stringify(m.leaseToken)},"ago":${Math.max(0, m.agoMs).toFixed(3)}}`);
+  const rows = await exec<{ id: string }>(completeBatchStatement(`[${items.join(',')}]`, `[${marked.join(',')}]`));
   return new Set(rows.map((r) => r.id));
 }
 
@@ -167,6 +193,7 @@ export async function finishFailed(
       error = ${JSON.stringify(error)}::jsonb,
       finished_at = ${final ? sql`now()` : sql`null`},
       available_at = now() + ${delayMs} * interval '1 millisecond',
+      started_at = coalesce(started_at, now()), wait = null,
       lease_owner = null, lease_expires_at = null, updated_at = now()
     where id = ${runId}::uuid and lease_owner = ${leaseToken} and status = 'running'
     returning id`);
@@ -181,7 +208,7 @@ export function releaseRuns(exec: Exec, leases: ReadonlyMap<string, string>) {
     sql`, `,
   );
   return exec<{ id: string }>(sql`
-    update runs set status = 'pending', same_attempt = true, available_at = now(), lease_owner = null, lease_expires_at = null, updated_at = now()
+    update runs set status = 'pending', same_attempt = true, available_at = now(), wait = null, lease_owner = null, lease_expires_at = null, updated_at = now()
     where (id, lease_owner) in (${pairs}) and status = 'running'
     returning id`);
 }

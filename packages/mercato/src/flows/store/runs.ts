@@ -87,17 +87,18 @@ function waitingColumn(ahead: boolean): SQL {
     : 'null';
   const build = (reason: string, untilExpr: string, heldBy: string, keyExpr: string, aheadExpr: string, message: string) =>
     `jsonb_build_object('reason', '${reason}', 'until', ${untilExpr}, 'heldBy', ${heldBy}, 'key', ${keyExpr}, 'ahead', ${aheadExpr}, 'message', ${message})`;
+  const heldBy = `(select h.id::text from runs h where h.id = (runs.wait->>'heldBy')::uuid and h.app_handle = runs.app_handle
+    and coalesce(h.shop, '') = coalesce(runs.shop, ''))`;
   return sql.raw(`case
-    when status = 'sleeping' then ${build('sleeping', until, 'null', 'null', 'null', `'sleeping until ' || ${until}`)}
-    when status <> 'pending' then null
-    when debounce_key is not null then ${build(
-      'debounced',
-      until,
+    when status = 'running' and wait->>'reason' = 'claimed' then ${build(
+      'claimed',
       'null',
-      key('debounce_key'),
       'null',
-      `'debounced until ' || ${until} || ' (key ' || to_json(${key('debounce_key')})::text || '; a dispatch with the same key moves it later)'`,
+      'null',
+      'null',
+      `'claimed by a worker ahead of a free slot; it starts when one frees, or goes back to the queue after 1 s'`,
     )}
+    when status not in ('pending','sleeping') then null
     when wait is not null and available_at > now() and wait->>'reason' = 'rate_limited' then ${build(
       'rate_limited',
       until,
@@ -109,10 +110,19 @@ function waitingColumn(ahead: boolean): SQL {
     when wait is not null and available_at > now() and wait->>'reason' = 'concurrency' then ${build(
       'concurrency',
       until,
-      `wait->>'heldBy'`,
+      heldBy,
       `wait->>'key'`,
       'null',
-      `'waiting for a concurrency slot of key ' || to_json(wait->>'key')::text || coalesce(', held by run ' || (wait->>'heldBy'), '') || '; looked at again by ' || ${until}`,
+      `'waiting for a concurrency slot of key ' || to_json(wait->>'key')::text || coalesce(', held by run ' || ${heldBy}, ', held by another shop''s run') || '; looked at again by ' || ${until}`,
+    )}
+    when status = 'sleeping' then ${build('sleeping', until, 'null', 'null', 'null', `'sleeping until ' || ${until}`)}
+    when debounce_key is not null and available_at > now() then ${build(
+      'debounced',
+      until,
+      'null',
+      key('debounce_key'),
+      'null',
+      `'debounced until ' || ${until} || ' (key ' || to_json(${key('debounce_key')})::text || '; a dispatch with the same key moves it later)'`,
     )}
     when available_at > now() and error is not null then ${build(
       'retry_backoff',
