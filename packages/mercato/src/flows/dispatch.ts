@@ -13,6 +13,7 @@ import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { activeRunIds, debounceRun, debouncedRunId, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
 import { storedKey } from './store/claim.ts';
+import { intakeBatcher } from './intake.ts';
 import type { RegisteredFlow } from './registry.ts';
 import { MAX_PRIORITY, MIN_PRIORITY, isPriority } from '../app/validate/shaping.ts';
 import type { ShapingKey, ShapingTenant } from '../app/types.ts';
@@ -114,6 +115,8 @@ export function createDispatcher(deps: DispatcherDeps): DispatchFn {
 
 function dispatcher(deps: DispatcherDeps) {
   const wakeUp = runsWakeUp(deps.db);
+  // concurrent plain dispatches share one insert statement and one commit
+  const intake = intakeBatcher(deps.db.query);
   return async (request: DispatchRequest, traceContext: string | null = null): Promise<DispatchResult> => {
     const appHandle = resolveAppHandle(deps.appHandles, request.appHandle);
     const flow = deps.registry.get(request.flowName);
@@ -159,15 +162,15 @@ function dispatcher(deps: DispatcherDeps) {
     const debounce = flow.shaping.debounce && keys.debounce !== null ? { ...flow.shaping.debounce, key: keys.debounce } : null;
     const simple = flow.concurrency === null && !request.within;
     let joined = false;
-    const write = async (exec: typeof deps.db.query, solo: boolean): Promise<string> => {
-      if (!debounce) return insertRun(exec, newRun, solo);
+    const write = async (exec: typeof deps.db.query, solo: boolean, batched = false): Promise<string> => {
+      if (!debounce) return batched ? intake.insert(newRun, solo) : insertRun(exec, newRun, solo);
       const row = await debounceRun(exec, newRun, debounce);
       joined = row.joined;
       return row.id;
     };
     const runId = await wakeUp.around((solo) =>
       simple
-        ? write(deps.db.query, solo) // one statement, committed on its own
+        ? write(deps.db.query, solo, true) // alone, or in the next batch of concurrent dispatches: committed before it returns
         : deps.db.transaction(async (exec) => {
             if (flow.concurrency !== null) {
               await lockFlowKey(exec, tenant, flow.name);
