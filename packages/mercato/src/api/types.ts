@@ -245,7 +245,7 @@ export interface RunWaiting {
   key: string | null;
   /** `queued`, on the run detail only: due runs of the same tenant that go before it (at most 1,000 counted); null otherwise. */
   ahead: number | null;
-  /** One sentence for people, e.g. "rate-limited until 12:00:03.120Z (5 starts per 1 s for key \"shop-a\")". */
+  /** One sentence for people, e.g. `rate-limited until 2026-11-27T12:00:03.12+00:00 (key "shop-a")`. */
   message: string;
 }
 

@@ -107,7 +107,7 @@ export class Worker {
   private unlisten: Array<() => Promise<void>> = [];
   private claimSeq = 0;
   private lastRecovery = 0;
-  /** Where the next fair claim's walk over the tenants starts (the last tenant served), ungated and gated runs apart. */
+  /** Where the next claim's walk over the tenants starts (where the last one ended), ungated and gated runs apart. */
   private cursor: ClaimCursor = START_CURSOR;
   private gatedCursor: ClaimCursor = START_CURSOR;
   private readonly fifo: boolean;
@@ -121,7 +121,6 @@ export class Worker {
     this.fifo = options.fifoClaim ?? process.env.MERCATO_BENCH_FIFO_CLAIM === '1';
     this.hasGated = [...options.engine.registry.list(), ...internalFlows(options.engine.registry)].some((f) => isGated(f.shaping));
     this.exec = options.db.query;
-    // the runs completing in the same turn share one statement and one commit
     // the runs completing in the same turn share one statement and one commit; so do the starts of runs claimed ahead
     this.batcher = options.engine.complete ? undefined : completionBatcher(this.exec);
     this.engine = { ...options.engine, exec: this.exec, complete: options.engine.complete ?? this.batcher };
@@ -295,8 +294,8 @@ export class Worker {
   }
 
   /**
-   * One claim of up to `want` runs: the gated runs first (keyed concurrency, rate limits; only for the free slots, never
-   * ahead), then the others, fair to every tenant (flows/store/claim.ts).
+   * One claim of up to `want` runs: the gated runs first (keyed concurrency, rate limits; for the free slots, or one at
+   * the head of the local queue when every slot is busy), then the others, fair to every tenant (flows/store/claim.ts).
    */
   private async claim(token: string, want: number): Promise<{ runs: ClaimedRun[]; more: boolean }> {
     const { config } = this.options;

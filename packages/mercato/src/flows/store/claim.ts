@@ -2,12 +2,13 @@
  * The claim (docs/architecture.md, "The claim"): which due runs a worker takes, fair to every tenant.
  *
  * Tenants are served round-robin, in SQL, with no coordinator: a claim walks the tenants that have claimable runs in
- * (app, shop) order starting after the last tenant this worker served (its cursor; the walk wraps around), keeps the
- * first `limit` tenants that have a due run, and takes an equal share of the claim from each, each tenant's runs in
- * its own order (priority, then due time). A tenant's backlog of any size therefore takes one share of a claim, never
- * the claim: another tenant's due run is taken by the next claim of any worker. The walk is a loose index scan of
- * `runs_fair_idx` (one index probe per tenant visited, at most WALK_MAX_TENANTS per claim), so its cost depends on
- * the number of tenants waiting, not on the size of any backlog.
+ * (app, shop) order starting after where this worker's previous walk ended (its cursor; the walk wraps around), keeps
+ * the first `limit` tenants that have a due run, and takes a share of the claim from each (equal, or weighted by the
+ * priority of the tenant's best due run: PRIORITY_DOUBLING; at least one run each), each tenant's runs in its own order
+ * (priority, then due time). A tenant's backlog of any size therefore takes one share of a claim, never the claim:
+ * another tenant's due run is taken by the next claim of any worker. The walk is a loose index scan of `runs_fair_idx`
+ * (one index probe per tenant visited, at most WALK_MAX_TENANTS per claim; a walk cut there says `more` and the next
+ * claim goes on from where it stopped), so its cost depends on the number of tenants waiting, not on any backlog.
  *
  * Runs of flows with a keyed `concurrency` or a `rateLimit` ("gated" runs, `runs_gated_idx`) are claimed apart
  * (`claimGated`): the same walk picks candidates, then, in one transaction, the keys' advisory locks serialise the
@@ -25,7 +26,7 @@ export const WALK_MAX_TENANTS = 256;
 /** A run waiting for a concurrency slot is looked at again after this long, unless a freed slot wakes it first. */
 export const CONCURRENCY_RECHECK_MS = 2000;
 
-/** Where a worker's next walk starts: the last tenant it took runs from (the walk begins just after it). */
+/** Where a worker's next walk starts: where its previous walk ended (the walk begins just after it). */
 export interface ClaimCursor {
   app: string;
   /** '' for global runs. */
@@ -93,8 +94,8 @@ export const PRIORITY_DOUBLING = 25;
 function shares(pred: string, columns: string, limit: string): string {
   return `select * from (
     select r.*, t.ord, row_number() over (order by r.rn, t.ord) as rank from tenants t cross join k, lateral (
-      select q.*, row_number() over () as rn from (
-        select ${columns} from runs
+      select q.*, row_number() over (order by q.priority_ desc, q.available_at_) as rn from (
+        select ${columns}, priority as priority_, available_at as available_at_ from runs
         where ${pred} and app_handle = t.a and coalesce(shop, '') = t.s and available_at <= now()
         order by priority desc nulls last, available_at
         limit greatest(1, ceil(${limit}::int * t.weight / k.w))::int
