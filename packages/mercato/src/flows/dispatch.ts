@@ -11,9 +11,9 @@ import type { RuntimeEvents } from '../events.ts';
 import { FlowConcurrencyError, FlowNotFoundError, InvalidDispatchError } from './errors.ts';
 import { MAX_TIMER_MS, mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
-import { activeRunIds, debounceRun, debouncedRunId, insertRun, lockFlowKey, runsWakeUp } from './store/runs.ts';
+import { activeRunIds, debounceRun, debouncedRunId, insertRun, lockFlowKey, recordDeliveryRow, runsWakeUp } from './store/runs.ts';
 import { storedKey } from './store/claim.ts';
-import { intakeBatcher } from './intake.ts';
+import { type DeliveryRecord, DuplicateDeliveryError, intakeBatcher } from './intake.ts';
 import type { RegisteredFlow } from './registry.ts';
 import { MAX_PRIORITY, MIN_PRIORITY, isPriority } from '../app/validate/shaping.ts';
 import type { ShapingKey, ShapingTenant } from '../app/types.ts';
@@ -34,8 +34,13 @@ export interface DispatchRequest {
   /** Overrides the flow's priority (validated: an integer from -100 to 100). */
   priority?: unknown;
   parentRunId?: string;
-  /** Runs inside the dispatch transaction once the run row exists (webhook dedupe); throwing rolls the dispatch back. */
+  /** Runs inside the dispatch transaction once the run row exists; throwing rolls the dispatch back. */
   within?: (exec: Exec, runId: string) => Promise<void>;
+  /**
+   * A webhook's delivery record, written with the run in the same commit; a duplicate (same webhook id, or event id)
+   * gets no run and the dispatch rejects with DuplicateDeliveryError.
+   */
+  delivery?: DeliveryRecord;
 }
 
 export type DispatchFn = (request: DispatchRequest) => Promise<DispatchResult>;
@@ -160,32 +165,38 @@ function dispatcher(deps: DispatcherDeps) {
       rateKey: keys.rate,
     };
     const debounce = flow.shaping.debounce && keys.debounce !== null ? { ...flow.shaping.debounce, key: keys.debounce } : null;
-    const simple = flow.concurrency === null && !request.within;
+    const simple = flow.concurrency === null && !request.within && !(request.delivery && debounce);
     let joined = false;
     const write = async (exec: typeof deps.db.query, solo: boolean, batched = false): Promise<string> => {
-      if (!debounce) return batched ? intake.insert(newRun, solo) : insertRun(exec, newRun, solo);
+      if (!debounce && batched) return intake.insert(newRun, solo, request.delivery);
+      if (!debounce) return insertRun(exec, newRun, solo);
       const row = await debounceRun(exec, newRun, debounce);
       joined = row.joined;
       return row.id;
     };
-    const runId = await wakeUp.around((solo) =>
-      simple
-        ? write(deps.db.query, solo, true) // alone, or in the next batch of concurrent dispatches: committed before it returns
-        : deps.db.transaction(async (exec) => {
-            if (flow.concurrency !== null) {
-              await lockFlowKey(exec, tenant, flow.name);
-              // a debounced run still waiting is joined, whatever the limit (no new active run)
-              const waiting = debounce ? await debouncedRunId(exec, debounce.key) : undefined;
-              const active = waiting ? [] : await activeRunIds(exec, tenant, flow.name, flow.concurrency);
-              if (active.length >= flow.concurrency) {
-                const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
-                throw new FlowConcurrencyError(message, flow.name, active[0]);
+    const runId = await wakeUp.around(
+      (solo) =>
+        simple
+          ? write(deps.db.query, solo, true) // alone, or in the next batch of concurrent dispatches: committed before it returns
+          : deps.db.transaction(async (exec) => {
+              if (flow.concurrency !== null) {
+                await lockFlowKey(exec, tenant, flow.name);
+                // a debounced run still waiting is joined, whatever the limit (no new active run)
+                const waiting = debounce ? await debouncedRunId(exec, debounce.key) : undefined;
+                const active = waiting ? [] : await activeRunIds(exec, tenant, flow.name, flow.concurrency);
+                if (active.length >= flow.concurrency) {
+                  const message = `Flow "${flow.name}" already has ${active.length} active run(s) for this shop (limit ${flow.concurrency})`;
+                  throw new FlowConcurrencyError(message, flow.name, active[0]);
+                }
               }
-            }
-            const id = await write(exec, solo);
-            if (request.within) await request.within(exec, id);
-            return id;
-          }),
+              const id = await write(exec, solo);
+              if (request.within) await request.within(exec, id);
+              if (request.delivery) {
+                if (!(await recordDeliveryRow(exec, request.delivery, tenant, id))) throw new DuplicateDeliveryError();
+              }
+              return id;
+            }),
+      !request.delivery, // the batch statement that writes a delivery does not notify: the workers are woken after it
     );
     deps.events?.emit('run.dispatched', {
       runId,

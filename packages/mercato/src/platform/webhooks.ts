@@ -26,7 +26,8 @@ import { parseInput } from '../input.ts';
 import type { Logger } from '../logger.ts';
 import { ATTR, type Span, SpanKind, type Tracing } from '../telemetry/tracing.ts';
 import { webhookHeaders, webhookHeadersOf } from './schemas.ts';
-import { type WebhookDeliveryRecord, recordDelivery } from './store.ts';
+import { type WebhookDeliveryRecord } from './store.ts';
+import { DuplicateDeliveryError } from '../flows/intake.ts';
 import { WEBHOOK_TRIGGER, type WebhookInput, webhookFlowName } from './webhook-flows.ts';
 
 export const WEBHOOK_PATH = '/webhooks';
@@ -47,8 +48,6 @@ export function verifyWebhookHmac(apps: readonly ResolvedApp[], body: Uint8Array
   }
   return match;
 }
-
-class DuplicateDelivery extends Error {}
 
 export interface WebhookRouterDeps {
   /** The delivery log (platform/store.ts webhookDeliveries): records a delivery that has no handler. */
@@ -131,16 +130,15 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
             flowName,
             input,
             trigger: WEBHOOK_TRIGGER as 'webhook',
-            within: async (exec, id) => {
-              if (!(await recordDelivery(exec, { ...delivery, runId: id }))) throw new DuplicateDelivery();
-            },
+            // the record and the run commit together (concurrent deliveries share the statement); a duplicate gets no run
+            delivery: { webhookId, eventId: delivery.eventId, topic },
           });
           deps.logger.debug({ ...log, runId }, 'webhook accepted');
           received(true, false, runId);
           span?.setAttributes({ [ATTR.outcome]: 'dispatched', [ATTR.runId]: runId });
           return c.json({ ok: true, runId });
         } catch (error) {
-          if (!(error instanceof DuplicateDelivery)) throw error;
+          if (!(error instanceof DuplicateDeliveryError)) throw error;
           deps.logger.info(log, 'duplicate webhook ignored');
           received(true, true, null);
           span?.setAttribute(ATTR.outcome, 'duplicate');

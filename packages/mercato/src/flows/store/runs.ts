@@ -285,6 +285,21 @@ export async function debouncedRunId(exec: Exec, key: string): Promise<string | 
   return row?.id;
 }
 
+/** A delivery record on its own, in a dispatch's transaction (the flows that are not batched): false for a duplicate. */
+export async function recordDeliveryRow(
+  exec: Exec,
+  d: { webhookId: string; eventId: string | null; topic: string },
+  t: Tenant,
+  runId: string,
+): Promise<boolean> {
+  const rows = await exec(sql`
+    insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
+    values (${t.appHandle}, ${d.webhookId}, ${d.eventId}, ${t.shop}, ${d.topic}, ${runId}::uuid)
+    on conflict do nothing
+    returning webhook_id`);
+  return rows.length > 0;
+}
+
 export function notifyRuns(exec: Exec, runId = '') {
   return exec(sql`select pg_notify(${RUNS_CHANNEL}, ${runId})`);
 }
@@ -320,9 +335,12 @@ export function runsWakeUp(db: Pick<Database, 'notify'>) {
     return next;
   };
   return {
-    /** Runs one dispatch's insert; `solo` tells it to notify in its own statement. Then wakes the workers if it did not. */
-    async around<T>(insert: (solo: boolean) => Promise<T>): Promise<T> {
-      const solo = dispatching === 0 && !inFlight;
+    /**
+     * Runs one dispatch's insert; `solo` tells it to notify in its own statement (never when `canNotify` is false). Then
+     * wakes the workers if it did not.
+     */
+    async around<T>(insert: (solo: boolean) => Promise<T>, canNotify = true): Promise<T> {
+      const solo = canNotify && dispatching === 0 && !inFlight;
       dispatching++;
       try {
         const result = await insert(solo);
