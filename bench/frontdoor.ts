@@ -892,6 +892,10 @@ async function main() {
     label: 'mercato build (the engine may be in the middle of an edit: retry in a minute)',
   });
 
+  // the engine measured is the one built now: its commit, and whether the working tree had engine changes not committed
+  const ENGINE_PATHS = ['packages/mercato/src', 'packages/mercato/migrations'];
+  const built = gitState(ENGINE_PATHS);
+
   progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on; pg_stat_statements)');
   cluster = await startCluster({
     settings: {
@@ -962,12 +966,14 @@ async function main() {
     const summary = summarize(cells);
     printSummary(summary, kill, version);
     const [{ v: fullVersion }] = await monitor.sql<{ v: string }>('select version() as v');
-    const { commit, uncommittedChanges } = gitState(['packages/mercato/src', 'packages/mercato/migrations']);
+    const atEnd = gitState(ENGINE_PATHS);
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      commit,
-      engineUncommittedChanges: uncommittedChanges,
+      commit: built.commit,
+      engineUncommittedChanges: built.uncommittedChanges,
+      /** HEAD moved while the benchmark ran (the processes kept running the build made at the start) */
+      headAtEnd: atEnd.commit === built.commit ? undefined : atEnd.commit,
       machine: {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
