@@ -20,6 +20,13 @@ import { isInstalled, saveInstallation } from './store.ts';
 import { exchangeSessionToken } from './token-exchange.ts';
 
 export const DEFAULT_INSTALL_FAILURE_BACKOFF_MS = 30_000;
+/**
+ * An (app, shop) found installed is not looked up again for this long: the /api requests of an installed shop cost no
+ * installation query (a shop that uninstalled and installed again within it is installed on a request after it).
+ */
+export const INSTALLED_CACHE_MS = 10_000;
+/** At most this many (app, shop) are remembered as installed; past it the memory starts over. */
+const INSTALLED_CACHE_MAX = 50_000;
 /** How long a process waits for another one's installation of the same shop (its exchange times out after 10 s). */
 const INSTALL_WAIT_MS = 15_000;
 
@@ -46,6 +53,12 @@ export function createInstaller(deps: InstallerDeps): Installer {
   const backoff = deps.failureBackoffMs ?? DEFAULT_INSTALL_FAILURE_BACKOFF_MS;
   const stats = { exchanges: 0, failures: 0 };
   const exec = deps.db.query;
+  /** (app, shop) → until when it is known to be installed (performance clock). */
+  const installedUntil = new Map<string, number>();
+  const remember = (key: string) => {
+    if (installedUntil.size >= INSTALLED_CACHE_MAX) installedUntil.clear();
+    installedUntil.set(key, performance.now() + INSTALLED_CACHE_MS);
+  };
 
   const locks = installLocks(deps.db);
 
@@ -80,8 +93,12 @@ export function createInstaller(deps: InstallerDeps): Installer {
   return {
     stats,
     async ensureInstalled(app, shop, sessionToken) {
-      if (await isInstalled(exec, app.handle, shop)) return 'exists';
       const key = `${app.handle}/${shop}`;
+      if ((installedUntil.get(key) ?? 0) > performance.now()) return 'exists';
+      if (await isInstalled(exec, app.handle, shop)) {
+        remember(key);
+        return 'exists';
+      }
       const until = failedUntil.get(key);
       if (until !== undefined) {
         if (Date.now() < until) return 'skipped';
