@@ -71,7 +71,8 @@ export function completionBatcher(exec: Exec): CompletionBatcher {
       const stored = await completeRuns(exec, completions, started);
       for (const w of batch) w.resolve(stored.has(w.completion.runId));
     } catch (error) {
-      // the starts go with the next statement (a completion retried by its final write carries its own)
+      // the starts go with the next statement (a completion of this batch retried by its final write gets the
+      // fallback: started_at at its completion, if its start was not recorded)
       for (const m of started) if (!marks.has(m.runId)) marks.set(m.runId, { leaseToken: m.leaseToken, at: now - m.agoMs });
       for (const w of batch) w.reject(error);
     } finally {
