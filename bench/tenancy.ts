@@ -1116,6 +1116,8 @@ async function main() {
     `Mercato tenancy benchmark: ${ROUNDS} round(s), heavy steps ${STEPS.join('/')} ms, claims fair/FIFO, backlog ${BACKLOG}, ` +
       `${LIGHT_SHOPS} light shops × ${LIGHT_RATE}/s, window ${WINDOW_MS / 1000} s`,
   );
+  // the engine measured is the one built now (others commit meanwhile): HEAD at the start, and at the end when it moved
+  const commitAtStart = gitState([]).commit;
   const engineDiffFilesAtStart = execFileSync(
     'git',
     ['diff', '--name-only', 'HEAD', '--', 'packages/mercato/src', 'packages/mercato/migrations'],
@@ -1189,7 +1191,8 @@ async function main() {
     const result = {
       measuredAt: new Date().toISOString(),
       durationSeconds: Math.round((Date.now() - started) / 1000),
-      commit,
+      commit: commitAtStart,
+      headAtEnd: commit !== commitAtStart ? commit : undefined,
       engineUncommittedChanges: uncommittedChanges,
       engineDiffSha1,
       engineDiffFilesAtStart,
