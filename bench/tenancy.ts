@@ -75,8 +75,12 @@ const DEBOUNCE_DISPATCHES = num('BENCH_DEBOUNCE_DISPATCHES', 1000);
 /** The window ends early when shop A has fewer pending runs than this (a few seconds of its fastest throughput). */
 const LOW_BACKLOG = Math.min(num('BENCH_LOW_BACKLOG', 10_000), Math.floor(BACKLOG / 4));
 const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/tenancy.json');
-const CLAIMS = ['fair', 'fifo'] as const;
-type Claim = (typeof CLAIMS)[number];
+const ALL_CLAIMS = ['fair', 'fifo'] as const;
+type Claim = (typeof ALL_CLAIMS)[number];
+/** BENCH_CLAIMS=fair (or fifo) measures one claim only (for trying things; the ratios then have gaps). */
+const CLAIMS = ALL_CLAIMS.filter((c) => (process.env.BENCH_CLAIMS ?? 'fair,fifo').split(',').includes(c));
+/** BENCH_PREFETCH=<n>: the load cells' worker gets `--prefetch=<n>` (default: none, the configured default). */
+const PREFETCH = process.env.BENCH_PREFETCH ?? '';
 
 const API_KEY = 'bench-tenancy-key';
 const API_SECRET = 'bench-tenancy-secret';
@@ -129,8 +133,8 @@ async function startServer(): Promise<void> {
   server = { child, url: `http://127.0.0.1:${port}` };
 }
 
-function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  return spawnReady(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`], {
+function startWorker(env: NodeJS.ProcessEnv, extraArgs: string[] = []): Promise<ChildProcess> {
+  return spawnReady(process.execPath, [BIN, 'worker', '--config', APP, `--concurrency=${CONCURRENCY}`, ...extraArgs], {
     cwd: ROOT,
     env: { ...appEnv(), ...env },
     ready: /mercato worker .*concurrency/,
@@ -414,11 +418,14 @@ async function measureCell(round: number, stepMs: number, claim: Claim): Promise
   await queueBacklog();
   const [{ t: queuedAt }] = await q<{ t: string }>(`select clock_timestamp()::text as t`);
   // a worker that knows only `heavy` and `light`: no gated flow, so its claim is the ungated claim alone
-  const worker = await startWorker({
-    TENANCY_SHAPING_FLOWS: '0',
-    TENANCY_HEAVY_STEP_MS: String(stepMs),
-    ...(claim === 'fifo' ? { MERCATO_BENCH_FIFO_CLAIM: '1' } : {}),
-  });
+  const worker = await startWorker(
+    {
+      TENANCY_SHAPING_FLOWS: '0',
+      TENANCY_HEAVY_STEP_MS: String(stepMs),
+      ...(claim === 'fifo' ? { MERCATO_BENCH_FIFO_CLAIM: '1' } : {}),
+    },
+    PREFETCH ? [`--prefetch=${PREFETCH}`] : [],
+  );
   let load: ReturnType<typeof lightLoad> | undefined;
   try {
     progress(`${tag}: worker up; light load ${LIGHT_SHOPS} shops × ${LIGHT_RATE}/s; warm-up ${WARMUP_MS / 1000} s`);
@@ -1215,7 +1222,7 @@ async function main() {
         lightStepMs: Number(process.env.TENANCY_LIGHT_STEP_MS ?? 0),
         heavyStepsMs: STEPS,
         concurrency: CONCURRENCY,
-        prefetch: 'default (worker.prefetch 100; the local queue holds about 100 ms of work)',
+        prefetch: PREFETCH || 'default (worker.prefetch 100; the local queue holds about 100 ms of work)',
         warmupSeconds: WARMUP_MS / 1000,
         windowSeconds: WINDOW_MS / 1000,
         graceSeconds: GRACE_MS / 1000,
