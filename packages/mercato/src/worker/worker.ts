@@ -227,11 +227,13 @@ export class Worker {
       try {
         this.pendingWake = false;
         const target = this.prefetchTarget();
-        const want = this.concurrency + target - this.running - this.queue.size;
         // claim when a slot is free with nothing queued for it, when the queue ran down to half its target, or when a
-        // dispatch was announced (a light shop's new run is claimed now, not after the queue ran down)
+        // dispatch was announced: then up to `concurrency` runs beyond the target, so that a light shop's new run is
+        // claimed now (and started at the next free slot: the queue starts the least served shop first), not after the
+        // queue ran down, and so that the claim spans many shops, not the one or two a nearly full queue wants
         const announced = this.announced;
         this.announced = false;
+        const want = this.concurrency + target + (announced && target > 0 ? this.concurrency : 0) - this.running - this.queue.size;
         const claimNow = want > 0 && (this.running + this.queue.size < this.concurrency || this.queue.size <= target / 2 || announced);
         if (!claimNow) {
           await this.recover();
@@ -243,7 +245,7 @@ export class Worker {
           const claimedAt = performance.now();
           // the runs whose start the claim recorded start now; those claimed ahead wait in the local queue
           for (const run of claimed) {
-            if (run.claimedAhead) this.queue.set(run.id, { run, token, claimedAt });
+            if (run.claimedAhead) this.enqueue(run, token, claimedAt);
             else this.launch(run, token);
           }
           this.startQueued();
@@ -347,16 +349,7 @@ export class Worker {
    */
   private startQueued() {
     while (this.queue.size > 0 && this.running < this.concurrency && !this.stopping) {
-      let pick: Queued | undefined = [...this.queue.values()].find((q) => q.run.headOfQueue);
-      let pickLoad = pick ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
-      for (const q of pick ? [] : this.queue.values()) {
-        const load = this.executing.get(tenantOf(q.run)) ?? 0;
-        if (load < pickLoad) {
-          pick = q;
-          pickLoad = load;
-          if (load === 0) break;
-        }
-      }
+      const pick = this.nextQueued();
       if (!pick) return;
       this.queue.delete(pick.run.id);
       this.batcher?.mark(pick.run.id, pick.token);
@@ -366,6 +359,51 @@ export class Worker {
 
   /** Runs executing in this worker per tenant (what startQueued balances). */
   private readonly executing = new Map<string, number>();
+  /**
+   * The local queue's run ids per tenant, oldest first (an id whose run left the queue, canceled or handed back, is
+   * dropped when met), and how many gated runs wait at its head: what nextQueued picks from without walking the queue.
+   */
+  private readonly tenantQueues = new Map<string, string[]>();
+  private headOfQueue = 0;
+
+  private enqueue(run: ClaimedRun, token: string, claimedAt: number) {
+    this.queue.set(run.id, { run, token, claimedAt });
+    if (run.headOfQueue) this.headOfQueue++;
+    const tenant = tenantOf(run);
+    const ids = this.tenantQueues.get(tenant);
+    if (ids) ids.push(run.id);
+    else this.tenantQueues.set(tenant, [run.id]);
+  }
+
+  /** The queued run to start next: a gated one first, else the oldest of the tenant with the fewest runs executing. */
+  private nextQueued(): Queued | undefined {
+    if (this.headOfQueue > 0) {
+      for (const q of this.queue.values()) {
+        if (!q.run.headOfQueue) continue;
+        this.headOfQueue--;
+        q.run.headOfQueue = false;
+        return q;
+      }
+      this.headOfQueue = 0;
+    }
+    let best: string[] | undefined;
+    let bestLoad = Number.POSITIVE_INFINITY;
+    for (const [tenant, ids] of this.tenantQueues) {
+      while (ids.length > 0 && !this.queue.has(ids[0])) ids.shift();
+      if (ids.length === 0) {
+        this.tenantQueues.delete(tenant);
+        continue;
+      }
+      const load = this.executing.get(tenant) ?? 0;
+      if (load < bestLoad) {
+        best = ids;
+        bestLoad = load;
+        if (load === 0) break;
+      }
+    }
+    const id = best?.shift();
+    return id === undefined ? undefined : this.queue.get(id);
+  }
 
   private launch(run: ClaimedRun, token: string) {
     const execution = executeRun(this.engine, run, token);

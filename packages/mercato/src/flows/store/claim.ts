@@ -191,7 +191,7 @@ function strip(rows: ClaimRow[]): ClaimedRun[] {
   const ahead: ClaimedRun[] = [];
   for (const r of rows) {
     const startsNow = r.startsNow === true || (r.startsNow as unknown) === 't';
-    for (const k of ['ord', 'startsNow', 'walkApp', 'walkShop', 'more'] as const) delete (r as Partial<ClaimRow & WalkEnd>)[k];
+    // the claim's own columns (ord, startsNow, walk…) stay on the row: deleting properties would slow every later access
     (startsNow ? now : ahead).push(r);
     r.claimedAhead = !startsNow;
   }
