@@ -33,10 +33,16 @@ export function nextBatchSize(queue: ReadonlyArray<Completion>): number {
 }
 
 /**
+ * A start is written on its own only for a run still executing this long after it started: a shorter run's start is
+ * written by its completion (one row version per run, not two); a longer one reads as started within this time.
+ */
+export const START_MARK_DELAY_MS = 200;
+
+/**
  * `complete(c)` resolves true when the completion was stored, false when the run was no longer this lease's.
- * `complete.mark(runId, leaseToken)` records that the worker started a run it had claimed ahead: the start goes with the
- * next statement (the completions of the same turn, or a statement of its own at the end of the turn), so the run's
- * `started_at` is its real start and it no longer reads as `claimed` (docs/flows.md, "Claiming ahead").
+ * `complete.mark(runId, leaseToken)` records that the worker started a run it had claimed ahead: its completion stores
+ * the real start, or, when it still runs START_MARK_DELAY_MS later, the next statement does (a statement of its own if
+ * no completion is due), so the run's `started_at` is its real start and it no longer reads as `claimed`.
  */
 export interface CompletionBatcher {
   (completion: Completion): Promise<boolean>;
@@ -53,7 +59,9 @@ export function completionBatcher(exec: Exec): CompletionBatcher {
 
   async function flush() {
     scheduled = false;
-    if (queue.length === 0 && marks.size === 0) return;
+    const due = performance.now() - START_MARK_DELAY_MS;
+    const marksDue = () => [...marks.values()].some((m) => m.at <= due);
+    if (queue.length === 0 && !marksDue()) return;
     if (inFlight >= MAX_COMPLETIONS_IN_FLIGHT) return; // the end of a statement in flight schedules the next
     const batch = queue.splice(0, nextBatchSize(queue.map((w) => w.completion)));
     if (queue.length > 0) schedule();
@@ -64,8 +72,12 @@ export function completionBatcher(exec: Exec): CompletionBatcher {
       marks.delete(w.completion.runId);
       return { ...w.completion, startedAgoMs: now - m.at };
     });
-    const started: StartMark[] = [...marks].map(([runId, m]) => ({ runId, leaseToken: m.leaseToken, agoMs: now - m.at }));
-    marks.clear();
+    const started: StartMark[] = [];
+    for (const [runId, m] of marks) {
+      if (m.at > due) continue;
+      started.push({ runId, leaseToken: m.leaseToken, agoMs: now - m.at });
+      marks.delete(runId);
+    }
     inFlight++;
     try {
       const stored = await completeRuns(exec, completions, started);
@@ -77,7 +89,7 @@ export function completionBatcher(exec: Exec): CompletionBatcher {
       for (const w of batch) w.reject(error);
     } finally {
       inFlight--;
-      if (queue.length > 0 || marks.size > 0) schedule();
+      if (queue.length > 0) schedule();
     }
   }
   function schedule() {
@@ -91,9 +103,20 @@ export function completionBatcher(exec: Exec): CompletionBatcher {
       queue.push({ completion, resolve, reject });
       schedule();
     })) as CompletionBatcher;
+  let markTimer: NodeJS.Timeout | undefined;
+  const checkMarks = () => {
+    markTimer = undefined;
+    if (marks.size === 0) return;
+    schedule();
+    markTimer = setTimeout(checkMarks, START_MARK_DELAY_MS);
+    markTimer.unref?.();
+  };
   complete.mark = (runId, leaseToken) => {
     marks.set(runId, { leaseToken, at: performance.now() });
-    schedule();
+    if (!markTimer) {
+      markTimer = setTimeout(checkMarks, START_MARK_DELAY_MS);
+      markTimer.unref?.();
+    }
   };
   return complete;
 }
