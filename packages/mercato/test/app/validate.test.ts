@@ -189,8 +189,8 @@ describe('configuration validation: flows', () => {
       c.flows.sendDigest.concurrency = 2.5;
     },
     [
-      'flows.syncOrders.concurrency: must be a positive integer, or null for no limit (got 0)',
-      'flows.sendDigest.concurrency: must be a positive integer, or null for no limit (got 2.5)',
+      'flows.syncOrders.concurrency: must be a positive integer, null for no limit, or { limit, key } (got 0)',
+      'flows.sendDigest.concurrency: must be a positive integer, null for no limit, or { limit, key } (got 2.5)',
     ],
   );
   rule(

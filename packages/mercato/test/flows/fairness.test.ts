@@ -234,8 +234,9 @@ describeEngines('fairness and load shaping', (get, kind) => {
       .toMatchObject({ reason: 'rate_limited', until: expect.any(String) });
     for (const id of ids) await waitForRun(get().db, id, (r) => r.status === 'completed', 10_000);
     const times = ids.map((id) => starts.get(id)!).sort((a, b) => a - b);
-    // any 4 consecutive starts span at least one period (less a margin for the gap between the claim and the body)
-    for (let i = 3; i < times.length; i++) expect(times[i] - times[i - 3]).toBeGreaterThan(600 - 60);
+    // any 4 consecutive starts span at least one period, less a margin for the gap between the claim (where the limit is
+    // kept, on the database clock) and the body's first line on a loaded machine; unlimited, all 9 start within ~50 ms
+    for (let i = 3; i < times.length; i++) expect(times[i] - times[i - 3]).toBeGreaterThan(600 - 150);
   });
 
   it('debounce: dispatches with the same key join one run that starts after the quiet period with the last input', async () => {

@@ -82,6 +82,7 @@ describeEngines('run lists', (get) => {
         'status',
         'trigger',
         'updatedAt',
+        'waiting',
       ].sort(),
     );
     expect(row).toMatchObject({
