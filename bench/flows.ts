@@ -35,13 +35,11 @@ import { gitState } from './lib/git.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
 import { ABSURD, DBOS_QUEUE } from './peers/same-work.ts';
 import { GRAPHILE_BATCHED, PGBOSS, PLAIN_CHANNEL } from './peers/settings.ts';
+import { BIN, DURABLE_SETTINGS, ROOT, num } from './lib/common.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
 const APP = join(ROOT, 'bench/flows-app/service.config.ts');
 const PEERS = join(ROOT, 'bench/peers');
 
-const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 const ROUNDS = num('BENCH_ROUNDS', 3);
 /**
  * Runs per throughput configuration. 20,000 by default: with 3,000, the batched configurations (graphile-worker batched,
@@ -1224,11 +1222,7 @@ async function main() {
   progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on; pg_stat_statements)');
   cluster = await startCluster({
     settings: {
-      fsync: 'on',
-      synchronous_commit: 'on',
-      full_page_writes: 'on',
-      shared_preload_libraries: "'pg_stat_statements'",
-      'pg_stat_statements.track': "'top'",
+      ...DURABLE_SETTINGS,
       'pg_stat_statements.max': 10000,
       track_functions: "'pl'",
     },

@@ -36,12 +36,10 @@ import { MONITOR_USER, Monitor, type StatementRow, type Target } from './lib/mon
 import { runToEnd } from './lib/processes.ts';
 import { CLK_TCK, backendDeltaMs, postgresCpu, postmasterPid, treeCpuMs } from './lib/proc.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
+import { BIN, DURABLE_SETTINGS, ROOT, num } from './lib/common.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
 const BARE = join(ROOT, 'bench/peers/bare-insert.ts');
 
-const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 const ROUNDS = num('BENCH_ROUNDS', 3);
 const REQUESTS = num('BENCH_REQUESTS', 2000);
 /** Requests per cell at 1 in flight (each one waits for a durable commit: 2,000 of them take minutes per door). */
@@ -899,11 +897,7 @@ async function main() {
   progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on; pg_stat_statements)');
   cluster = await startCluster({
     settings: {
-      fsync: 'on',
-      synchronous_commit: 'on',
-      full_page_writes: 'on',
-      shared_preload_libraries: "'pg_stat_statements'",
-      'pg_stat_statements.track': "'top'",
+      ...DURABLE_SETTINGS,
       'pg_stat_statements.max': 10000,
     },
   });

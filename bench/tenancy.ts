@@ -53,12 +53,10 @@ import { gitState } from './lib/git.ts';
 import { runToEnd, spawnReady, stop } from './lib/processes.ts';
 import { CLK_TCK, treeCpuMs } from './lib/proc.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
+import { BIN, DURABLE_SETTINGS, ROOT, num } from './lib/common.ts';
 
-const ROOT = resolve(import.meta.dirname, '..');
-const BIN = join(ROOT, 'packages/mercato/bin/mercato.js');
 const APP = join(ROOT, 'bench/tenancy-app/service.config.ts');
 
-const num = (name: string, fallback: number) => (Number(process.env[name]) > 0 ? Number(process.env[name]) : fallback);
 const ROUNDS = num('BENCH_ROUNDS', 3);
 const BACKLOG = num('BENCH_BACKLOG', 100_000);
 const LIGHT_SHOPS = num('BENCH_LIGHT_SHOPS', 200);
@@ -1144,11 +1142,7 @@ async function main() {
   progress('starting a private PostgreSQL 15 cluster (durable: fsync and synchronous_commit on)');
   cluster = await startCluster({
     settings: {
-      fsync: 'on',
-      synchronous_commit: 'on',
-      full_page_writes: 'on',
-      shared_preload_libraries: "'pg_stat_statements'",
-      'pg_stat_statements.track': "'top'",
+      ...DURABLE_SETTINGS,
     },
   });
   const cells: CellFigures[] = [];
