@@ -123,10 +123,8 @@ describeEngines('the run hot path', (get) => {
     const ids = await Promise.all(Array.from({ length: 8 }, (_, n) => dispatch('oneStep', { n })));
     await startWorker();
     for (const id of ids) expect((await waitForRun(get().db, id)).status).toBe('completed');
-    const claims = count('claim_fair');
     const completions = count('complete_batch');
     // every run was claimed and completed, in fewer statements than runs (the claim takes all 8 due runs at once)
-    expect(claims).toBeGreaterThanOrEqual(1);
     expect(completions).toBeLessThan(ids.length);
     expect(count('stored_steps')).toBe(0);
     const [row] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from steps where status = 'completed'`);

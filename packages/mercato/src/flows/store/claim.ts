@@ -17,7 +17,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Database } from '../../db/engine.ts';
-import { type Exec, prepared } from '../../db/sql.ts';
+import { type Exec, prepared, preparedAsSql } from '../../db/sql.ts';
 import type { FlowShaping } from '../registry.ts';
 import type { ClaimedRun } from './leases.ts';
 
@@ -215,7 +215,9 @@ export async function claimFair(
   const rows = await exec<ClaimRow & WalkEnd>(
     options.fifo
       ? fifoClaimStatement(limit, leaseToken, leaseMs, startsNow)
-      : fairClaimStatement(limit, leaseToken, leaseMs, cursor.app, cursor.shop, WALK_MAX_TENANTS, startsNow),
+      : // planned at every call (not a named prepared statement): a generic plan of the walk's laterals, made once for
+        // every tenant and claim size, can sort a tenant's whole backlog where the custom plan reads its first rows
+        preparedAsSql(fairClaimStatement(limit, leaseToken, leaseMs, cursor.app, cursor.shop, WALK_MAX_TENANTS, startsNow)),
   );
   if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows) };
   const end = walkEnd(rows, cursor);
@@ -292,7 +294,7 @@ export async function claimGated(
   startsNow = limit,
 ): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean; setAside: SetAside[] }> {
   return db.transaction(async (exec) => {
-    const rows = await exec<Candidate & WalkEnd>(gatedCandidatesStatement(limit, cursor.app, cursor.shop, WALK_MAX_TENANTS));
+    const rows = await exec<Candidate & WalkEnd>(preparedAsSql(gatedCandidatesStatement(limit, cursor.app, cursor.shop, WALK_MAX_TENANTS)));
     const end = walkEnd(rows, cursor);
     const candidates = rows.filter((r) => r.id !== null);
     if (candidates.length === 0) return { runs: [], ...end, setAside: [] };
