@@ -6,6 +6,7 @@
  * - the shop data sweep of redact.ts: the tenant tables of the schema, and the delete of one tenant's rows in one;
  * - the session advisory locks of install-lock.ts (PostgreSQL, on a dedicated connection).
  */
+import { recordDeliveryRow } from '../flows/store/runs.ts';
 import { type SQL, sql } from 'drizzle-orm';
 import type { Database, DedicatedSession } from '../db/engine.ts';
 import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
@@ -115,13 +116,9 @@ export function webhookDeliveries(db: Pick<Database, 'query'>): { record(deliver
 }
 
 /** Records an accepted delivery; false when its webhook id (or event id for the topic) was already accepted. */
-export async function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
-  const rows = await exec(sql`
-    insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
-    values (${d.appHandle}, ${d.webhookId}, ${d.eventId}, ${d.shop}, ${d.topic}, ${d.runId}::uuid)
-    on conflict do nothing
-    returning webhook_id`);
-  return rows.length > 0;
+export function recordDelivery(exec: Exec, d: WebhookDeliveryRecord): Promise<boolean> {
+  // the one insert of a delivery record, shared with the dispatch that writes it beside its run (flows/store/runs.ts)
+  return recordDeliveryRow(exec, d, { appHandle: d.appHandle, shop: d.shop }, d.runId);
 }
 
 // ---- shop data sweep (redact.ts)

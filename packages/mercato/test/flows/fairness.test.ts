@@ -118,6 +118,14 @@ describeEngines('fairness and load shaping', (get, kind) => {
   };
   const dispatch = (flowName: string, input: unknown, shop: string | null = SHOP, priority?: number) =>
     t.runtime.dispatch({ appHandle: 'default', shop, flowName, input, trigger: 'api', priority });
+  /** The first of the runs whose `waiting` (GET /api/runs/:id) has this reason, or null. */
+  const waitingFor = async (ids: readonly string[], reason: string) => {
+    for (const id of ids) {
+      const run = (await (await t.api(`/api/runs/${id}`)).json()) as { waiting: { reason: string } | null };
+      if (run.waiting?.reason === reason) return run.waiting;
+    }
+    return null;
+  };
   const pendingOf = async (shop: string) => {
     const [row] = await get().db.query<{ n: number }>(
       sql`select count(*)::int as n from runs where shop = ${shop} and status in ('pending','running')`,
@@ -186,17 +194,7 @@ describeEngines('fairness and load shaping', (get, kind) => {
     await newWorker({ concurrency: 4 });
     // a waiting run of c1 says it waits for a slot of its key, held by a run of the key
     await expect
-      .poll(
-        async () => {
-          for (const id of ids) {
-            const res = await t.api(`/api/runs/${id}`);
-            const run = (await res.json()) as { waiting: { reason: string; key: string; heldBy: string | null } | null };
-            if (run.waiting?.reason === 'concurrency') return run.waiting;
-          }
-          return null;
-        },
-        { timeout: 10_000, interval: 20 },
-      )
+      .poll(() => waitingFor(ids, 'concurrency'), { timeout: 10_000, interval: 20 })
       .toMatchObject({ reason: 'concurrency', key: 'c1', heldBy: expect.any(String) });
     for (const id of ids) await waitForRun(get().db, id, (r) => r.status === 'completed', 20_000);
     expect(maxExecuting.get(`${SHOP}/c1`)).toBe(2);
@@ -221,16 +219,7 @@ describeEngines('fairness and load shaping', (get, kind) => {
     await newWorker({ concurrency: 4 });
     await newWorker({ concurrency: 4 });
     await expect
-      .poll(
-        async () => {
-          for (const id of ids) {
-            const run = (await (await t.api(`/api/runs/${id}`)).json()) as { waiting: { reason: string; until: string } | null };
-            if (run.waiting?.reason === 'rate_limited') return run.waiting;
-          }
-          return null;
-        },
-        { timeout: 5000, interval: 10 },
-      )
+      .poll(() => waitingFor(ids, 'rate_limited'), { timeout: 5000, interval: 10 })
       .toMatchObject({ reason: 'rate_limited', until: expect.any(String) });
     for (const id of ids) await waitForRun(get().db, id, (r) => r.status === 'completed', 10_000);
     const times = ids.map((id) => starts.get(id)!).sort((a, b) => a - b);

@@ -304,7 +304,7 @@ export async function claimGated(
     for (const c of known) if (c.rateKey !== null) rKeys.set(c.rateKey, shapingOf(c.flowName)!.rateLimit?.periodMs ?? 1000);
     const allKeys = [...cKeys, ...rKeys.keys()];
     await exec(sql`select pg_advisory_xact_lock(h) from (
-      select distinct hashtextextended(k, 0) as h from unnest(${`{${allKeys.map(pgArrayItem).join(',')}}`}::text[]) k order by 1) x`);
+      select distinct hashtextextended(k, 0) as h from unnest(${textArray(allKeys)}::text[]) k order by 1) x`);
     // a statement of its own, after the locks: its snapshot sees every claim committed by the workers that held them
     const [state] = await exec<{
       slots: Record<string, { n: number; holder: string }> | null;
@@ -314,11 +314,11 @@ export async function claimGated(
       select
         (select jsonb_object_agg(k, jsonb_build_object('n', n, 'holder', holder)) from (
           select concurrency_key as k, count(*)::int as n, min(id::text) as holder from runs
-          where concurrency_key = any(${`{${cKeys.map(pgArrayItem).join(',')}}`}::text[]) and status = 'running'
+          where concurrency_key = any(${textArray(cKeys)}::text[]) and status = 'running'
           group by 1) c) as slots,
         (select jsonb_object_agg(k, jsonb_build_object('n', n, 'oldest', oldest)) from (
           select u.k, count(*)::int as n, min(rs.at) as oldest
-          from unnest(${`{${[...rKeys.keys()].map(pgArrayItem).join(',')}}`}::text[], ${`{${[...rKeys.values()].join(',')}}`}::float8[]) u(k, ms)
+          from unnest(${textArray([...rKeys.keys()])}::text[], ${`{${[...rKeys.values()].join(',')}}`}::float8[]) u(k, ms)
           join rate_starts rs on rs.key = u.k and rs.at > clock_timestamp() - u.ms * interval '1 millisecond'
           group by u.k) s) as starts,
         to_json(clock_timestamp()) #>> '{}' as now`);
@@ -395,16 +395,16 @@ export async function claimGated(
     if (rKeys.size > 0) {
       // the window's starts are all this claim needs of a key's log: older ones go
       await exec(sql`
-        delete from rate_starts rs using unnest(${`{${[...rKeys.keys()].map(pgArrayItem).join(',')}}`}::text[], ${`{${[...rKeys.values()].join(',')}}`}::float8[]) u(k, ms)
+        delete from rate_starts rs using unnest(${textArray([...rKeys.keys()])}::text[], ${`{${[...rKeys.values()].join(',')}}`}::float8[]) u(k, ms)
         where rs.key = u.k and rs.at <= clock_timestamp() - u.ms * interval '1 millisecond'`);
     }
     return { runs: strip(runs), ...end, setAside: aside };
   });
 }
 
-/** An element of a PostgreSQL array literal, quoted. */
-function pgArrayItem(value: string): string {
-  return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+/** A PostgreSQL array literal of texts, each element quoted (for a `$n::text[]` parameter). */
+function textArray(values: readonly string[]): string {
+  return `{${values.map((v) => `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 }
 
 /**

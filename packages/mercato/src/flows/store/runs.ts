@@ -290,7 +290,7 @@ export async function recordDeliveryRow(
   exec: Exec,
   d: { webhookId: string; eventId: string | null; topic: string },
   t: Tenant,
-  runId: string,
+  runId: string | null,
 ): Promise<boolean> {
   const rows = await exec(sql`
     insert into webhook_deliveries (app_handle, webhook_id, event_id, shop, topic, run_id)
