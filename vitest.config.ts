@@ -14,6 +14,9 @@ export default defineConfig({
     globalSetup: ['packages/mercato/test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits up to 10 s (vitest's default is 1 s): on a loaded 2-core CI machine a browser page or a worker
+    // can take longer than a second to get there, and a poll that gives up early fails a test that is right.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     maxWorkers: 2,
     // @opentelemetry packages' "module" builds use extensionless imports Node cannot load: use their CommonJS builds
