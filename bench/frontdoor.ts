@@ -71,6 +71,8 @@ const KILL_AFTER_MS = num('BENCH_KILL_AFTER_MS', 2000);
 const OUT = resolve(ROOT, process.env.BENCH_OUT || 'bench/results/frontdoor.json');
 /** LOG_LEVEL of `mercato start` (warn by default: no access line per request, as the reference writes none). */
 const SERVER_LOG_LEVEL = process.env.BENCH_SERVER_LOG_LEVEL || 'warn';
+/** BENCH_SERVER_NODE_ARGS: Node options for `mercato start` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const DOORS = ['api', 'webhook', 'route', 'mcp', 'bare'] as const;
 type Door = (typeof DOORS)[number];
@@ -239,24 +241,28 @@ const urlOf = (database: string, user = 'postgres') => `postgres://${user}@127.0
 const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('OTEL_')));
 
 function startMercato(): Promise<Started> {
-  return spawnServer(process.execPath, [BIN, 'start', '--port', String(serverPort), '--config', join(APP_DIR, 'service.config.ts')], {
-    cwd: APP_DIR,
-    env: {
-      ...baseEnv,
-      NODE_ENV: 'production',
-      LOG_LEVEL: SERVER_LOG_LEVEL,
-      DATABASE_URL: urlOf(DB.mercato),
-      PLATFORM_API_KEY: API_KEY,
-      PLATFORM_API_SECRET: API_SECRET,
-      PLATFORM_ORIGIN: sim.url,
-      HOST: `http://127.0.0.1:${serverPort}`,
-      ENCRYPTION_KEY,
-      MERCATO_BIND_ADDRESS: '127.0.0.1',
-      BENCH_ROUTE_TOKEN: ROUTE_TOKEN,
+  return spawnServer(
+    process.execPath,
+    [...SERVER_NODE_ARGS, BIN, 'start', '--port', String(serverPort), '--config', join(APP_DIR, 'service.config.ts')],
+    {
+      cwd: APP_DIR,
+      env: {
+        ...baseEnv,
+        NODE_ENV: 'production',
+        LOG_LEVEL: SERVER_LOG_LEVEL,
+        DATABASE_URL: urlOf(DB.mercato),
+        PLATFORM_API_KEY: API_KEY,
+        PLATFORM_API_SECRET: API_SECRET,
+        PLATFORM_ORIGIN: sim.url,
+        HOST: `http://127.0.0.1:${serverPort}`,
+        ENCRYPTION_KEY,
+        MERCATO_BIND_ADDRESS: '127.0.0.1',
+        BENCH_ROUTE_TOKEN: ROUTE_TOKEN,
+      },
+      ready: /listening on (http:\/\/\S+)/,
+      label: 'mercato start',
     },
-    ready: /listening on (http:\/\/\S+)/,
-    label: 'mercato start',
-  });
+  );
 }
 
 function startBare(): Promise<Started> {
@@ -955,7 +961,8 @@ async function main() {
     }
     for (const database of Object.values(DB)) if (pendingCommits.has(database)) await settle(database);
 
-    kill = await killCheck();
+    // BENCH_KILL_CHECK=0 leaves it out (when profiling: a SIGKILLed server writes no profile)
+    if (process.env.BENCH_KILL_CHECK !== '0') kill = await killCheck();
 
     const summary = summarize(cells);
     printSummary(summary, kill, version);
@@ -1001,7 +1008,7 @@ async function main() {
     mkdirSync(dirname(OUT), { recursive: true });
     writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
     console.log(`\nWritten: ${OUT} (${Math.round((Date.now() - started) / 1000)} s in all)`);
-    if (kill.lost > 0) process.exitCode = 1;
+    if (kill && kill.lost > 0) process.exitCode = 1;
   } finally {
     await stopChild(server);
     await stopChild(bare);

@@ -53,7 +53,7 @@ import { gitState } from './lib/git.ts';
 import { runToEnd, spawnReady, stop } from './lib/processes.ts';
 import { CLK_TCK, treeCpuMs } from './lib/proc.ts';
 import { type Spread, fmt, percentile, spread, table } from './lib/stats.ts';
-import { BIN, DURABLE_SETTINGS, ROOT, num } from './lib/common.ts';
+import { BIN, DURABLE_SETTINGS, ROOT, autoExplainSettings, keepServerLog, num } from './lib/common.ts';
 
 const APP = join(ROOT, 'bench/tenancy-app/service.config.ts');
 
@@ -373,11 +373,11 @@ async function statementStats(): Promise<StatementStat[]> {
 
 /**
  * The fair claim (claim_fair: the walk) or the FIFO claim (claim_fifo: `with due as (… order by available_at …)`) of
- * flows/store/claim.ts, as pg_stat_statements shows them; not the gated claim (`id = any(…)`).
+ * flows/store/claim.ts, as pg_stat_statements shows them; not the gated claim (`id = any($1::uuid[])`).
  */
 const isClaim = (query: string) =>
   /update runs r set/i.test(query) &&
-  !/any\(/i.test(query) &&
+  !/any\(\$1::uuid\[\]\)/i.test(query) &&
   (/with recursive walk/i.test(query) || (/^\s*with due as \(/i.test(query) && /order by available_at/i.test(query)));
 const oneLine = (query: string, max = 140) => {
   const flat = query.replace(/\s+/g, ' ').trim();
@@ -1143,6 +1143,7 @@ async function main() {
   cluster = await startCluster({
     settings: {
       ...DURABLE_SETTINGS,
+      ...autoExplainSettings(),
     },
   });
   const cells: CellFigures[] = [];
@@ -1240,6 +1241,7 @@ async function main() {
     agent.destroy();
     await sim?.close();
     await db?.end().catch(() => {});
+    keepServerLog(cluster.dir);
     await cluster.destroy();
   }
 }

@@ -8,10 +8,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { PageKey, RateLimitsConfig } from '../app/types.ts';
 import { sessionAuth } from './auth.ts';
-import { PayloadTooLargeError, createErrorHandler, notFoundHandler } from './errors.ts';
+import { createErrorHandler, notFoundHandler } from './errors.ts';
+import { bodyLimitOf } from './body.ts';
 import { type ReadinessChecks, databaseCheck, healthRouter } from './health.ts';
 import { isUnderPrefix, pageGate, pagesBody } from './pages.ts';
 import { perShopRateLimit, resolveRateLimits } from './rate-limit.ts';
@@ -29,16 +29,6 @@ export const MAX_OTHER_BODY_BYTES = 64 * 1024;
  * MAX_OTHER_BODY_BYTES. docs/security.md has the table.
  */
 export const OWN_BODY_LIMIT_PREFIXES = ['/api', '/mcp', '/webhooks', '/routes'] as const;
-
-/** A hono bodyLimit answering 413 `{ error }` (the rest of the body is not read; the connection is closed). */
-export function bodyLimitOf(maxSize: number): MiddlewareHandler {
-  return bodyLimit({
-    maxSize,
-    onError: () => {
-      throw new PayloadTooLargeError(`Request body must be at most ${maxSize} bytes`);
-    },
-  });
-}
 
 const GROUP_PREFIX_RE = /^\/api(\/[A-Za-z0-9._~-]+)+$/;
 

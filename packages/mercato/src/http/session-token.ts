@@ -3,7 +3,8 @@
  * parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of our apps' API keys, `exp`/`nbf` with at
  * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
  * the algorithm pinned; it checks the HMAC with WebCrypto's `subtle.verify`, a constant-time comparison); we only pick
- * the app's secret by `aud` first and map jose's errors to our 401 reasons.
+ * the app's secret by `aud` first and map jose's errors to our 401 reasons. A token verified once is kept (by its exact
+ * text) until it expires, so the requests that reuse it are not checked again (VERIFIED_TOKENS_CACHED).
  * Minting (tests, the dev admin preview) stays synchronous on node:crypto: jose signs asynchronously and refuses
  * the odd headers the tests craft on purpose.
  */
@@ -116,9 +117,20 @@ export async function verifySessionToken(
   // A digest of another length cannot match (and may not even decode); the answer is the same as for a wrong one.
   if (parts[2]!.length !== HS256_SIGNATURE_LENGTH) return fail('signature');
 
+  const known = verified.get(token);
+  if (known) {
+    // the same text, signature included, verified before with this app's key: only the clock is checked again (as
+    // jose checks it), so the cache never extends a token's life; an expired one is verified again (and refused)
+    const at = Math.floor(now);
+    if (known.app === app && known.exp > at - SESSION_TOKEN_LEEWAY_SECONDS && known.nbf <= at + SESSION_TOKEN_LEEWAY_SECONDS) {
+      return known.result;
+    }
+    verified.delete(token);
+  }
+
   let claims: Record<string, unknown>;
   try {
-    ({ payload: claims } = await jwtVerify(token, encoder.encode(app.apiSecret), {
+    ({ payload: claims } = await jwtVerify(token, await verifyKeyOf(app), {
       algorithms: ['HS256'],
       audience: app.apiKey,
       requiredClaims: ['exp', 'nbf'],
@@ -134,7 +146,40 @@ export async function verifySessionToken(
   const destShop = shopOf(claims.dest, DEST_RE);
   if (!issShop || !destShop || issShop !== destShop) return fail('shop');
 
-  return { ok: true, tenant: { appHandle: app.handle, shop: destShop, app }, claims: claims as SessionTokenClaims };
+  const result: SessionTokenResult = {
+    ok: true,
+    tenant: { appHandle: app.handle, shop: destShop, app },
+    claims: claims as SessionTokenClaims,
+  };
+  remember(token, app, result);
+  return result;
+}
+
+/**
+ * Tokens verified in this process, by their exact text (signature included), at most VERIFIED_TOKENS_CACHED (the
+ * oldest is dropped first). The embedded admin sends the same token with every request for up to its minute of life,
+ * and checking its HMAC again each time was the largest single cost of an /api request (bench:frontdoor). A hit still
+ * checks `exp`/`nbf` against the clock and that `aud` still names the same app object (a reload that changed the
+ * app's secret makes a new one, so its tokens are verified again); only successes are kept.
+ */
+export const VERIFIED_TOKENS_CACHED = 10_000;
+const verified = new Map<string, { app: ResolvedApp; exp: number; nbf: number; result: SessionTokenResult }>();
+
+function remember(token: string, app: ResolvedApp, result: SessionTokenResult & { ok: true }) {
+  if (verified.size >= VERIFIED_TOKENS_CACHED) verified.delete(verified.keys().next().value!);
+  verified.set(token, { app, exp: result.claims.exp, nbf: result.claims.nbf, result });
+}
+
+/** The app's secret as a WebCrypto HMAC key, imported once per app object (jose would import raw bytes on every call). */
+const verifyKeys = new WeakMap<ResolvedApp, Promise<CryptoKey>>();
+
+function verifyKeyOf(app: ResolvedApp): Promise<CryptoKey> {
+  let key = verifyKeys.get(app);
+  if (!key) {
+    key = crypto.subtle.importKey('raw', encoder.encode(app.apiSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    verifyKeys.set(app, key);
+  }
+  return key;
 }
 
 export interface SignSessionTokenOptions {

@@ -13,13 +13,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
 import type { FlowRegistry } from '../flows/registry.ts';
-import { parseJsonText } from '../http/body.ts';
-import { PayloadTooLargeError, UnauthorizedError } from '../http/errors.ts';
+import { bodyLimitOf, parseJsonText } from '../http/body.ts';
+import { UnauthorizedError } from '../http/errors.ts';
 import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
 import { parseInput } from '../input.ts';
@@ -64,88 +63,79 @@ export interface WebhookRouterDeps {
 
 export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-  app.post(
-    '/',
-    bodyLimit({
-      maxSize: MAX_WEBHOOK_BODY_BYTES,
-      onError: () => {
-        throw new PayloadTooLargeError(`Webhook body must be at most ${MAX_WEBHOOK_BODY_BYTES} bytes`);
-      },
-    }),
-    async (c) => {
-      const raw = new Uint8Array(await c.req.arrayBuffer());
-      const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
-      if (!signer) throw new UnauthorizedError('Invalid webhook signature');
-      const appHandle = signer.handle;
+  app.post('/', bodyLimitOf(MAX_WEBHOOK_BODY_BYTES, 'Webhook body'), async (c) => {
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
+    if (!signer) throw new UnauthorizedError('Invalid webhook signature');
+    const appHandle = signer.handle;
 
-      const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
-      const topic = h['X-Shopify-Topic'];
-      const shop = h['X-Shopify-Shop-Domain'];
-      const webhookId = h['X-Shopify-Webhook-Id'];
-      let text: string;
+    const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
+    const topic = h['X-Shopify-Topic'];
+    const shop = h['X-Shopify-Shop-Domain'];
+    const webhookId = h['X-Shopify-Webhook-Id'];
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    } catch {
+      throw new InvalidInputError('Webhook body must be JSON');
+    }
+    // JSON, nested at most MAX_JSON_DEPTH levels (deeper is a 400: nothing recursive downstream sees it)
+    const payload = parseJsonText(text, 'Webhook body');
+    if (!deps.tracing) return accept(undefined);
+    const attributes = { [ATTR.app]: appHandle, [ATTR.shop]: shop, 'mercato.webhook.topic': topic, 'mercato.webhook.id': webhookId };
+    return deps.tracing.span(`webhook ${topic}`, { kind: SpanKind.CONSUMER, attributes }, accept);
+
+    /** Records the delivery and dispatches its handler's run (a duplicate or a topic without handler is acknowledged). */
+    async function accept(span: Span | undefined) {
+      const delivery: WebhookDeliveryRecord = {
+        appHandle,
+        webhookId,
+        eventId: h['X-Shopify-Event-Id'],
+        shop,
+        topic,
+        runId: null,
+      };
+      const flowName = webhookFlowName(topic);
+      const log = { appHandle, shop, topic, webhookId };
+      const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
+        deps.events?.emit('webhook.received', { topic, shop, app: appHandle, webhookId, duplicate, handled, runId });
+      if (!deps.registry.get(flowName)) {
+        const fresh = await deps.deliveries.record(delivery);
+        deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
+        received(false, !fresh, null);
+        span?.setAttribute(ATTR.outcome, fresh ? 'ignored' : 'duplicate');
+        return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
+      }
+      const input: WebhookInput = {
+        topic,
+        webhookId,
+        eventId: delivery.eventId,
+        triggeredAt: h['X-Shopify-Triggered-At'],
+        apiVersion: h['X-Shopify-Api-Version'],
+        payload,
+      };
       try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
-      } catch {
-        throw new InvalidInputError('Webhook body must be JSON');
-      }
-      // JSON, nested at most MAX_JSON_DEPTH levels (deeper is a 400: nothing recursive downstream sees it)
-      const payload = parseJsonText(text, 'Webhook body');
-      if (!deps.tracing) return accept(undefined);
-      const attributes = { [ATTR.app]: appHandle, [ATTR.shop]: shop, 'mercato.webhook.topic': topic, 'mercato.webhook.id': webhookId };
-      return deps.tracing.span(`webhook ${topic}`, { kind: SpanKind.CONSUMER, attributes }, accept);
-
-      /** Records the delivery and dispatches its handler's run (a duplicate or a topic without handler is acknowledged). */
-      async function accept(span: Span | undefined) {
-        const delivery: WebhookDeliveryRecord = {
+        const { runId } = await deps.dispatch({
           appHandle,
-          webhookId,
-          eventId: h['X-Shopify-Event-Id'],
           shop,
-          topic,
-          runId: null,
-        };
-        const flowName = webhookFlowName(topic);
-        const log = { appHandle, shop, topic, webhookId };
-        const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
-          deps.events?.emit('webhook.received', { topic, shop, app: appHandle, webhookId, duplicate, handled, runId });
-        if (!deps.registry.get(flowName)) {
-          const fresh = await deps.deliveries.record(delivery);
-          deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
-          received(false, !fresh, null);
-          span?.setAttribute(ATTR.outcome, fresh ? 'ignored' : 'duplicate');
-          return c.json(fresh ? { ok: true, ignored: 'no handler for this topic' } : { ok: true, duplicate: true });
-        }
-        const input: WebhookInput = {
-          topic,
-          webhookId,
-          eventId: delivery.eventId,
-          triggeredAt: h['X-Shopify-Triggered-At'],
-          apiVersion: h['X-Shopify-Api-Version'],
-          payload,
-        };
-        try {
-          const { runId } = await deps.dispatch({
-            appHandle,
-            shop,
-            flowName,
-            input,
-            trigger: WEBHOOK_TRIGGER as 'webhook',
-            // the record and the run commit together (concurrent deliveries share the statement); a duplicate gets no run
-            delivery: { webhookId, eventId: delivery.eventId, topic },
-          });
-          deps.logger.debug({ ...log, runId }, 'webhook accepted');
-          received(true, false, runId);
-          span?.setAttributes({ [ATTR.outcome]: 'dispatched', [ATTR.runId]: runId });
-          return c.json({ ok: true, runId });
-        } catch (error) {
-          if (!(error instanceof DuplicateDeliveryError)) throw error;
-          deps.logger.info(log, 'duplicate webhook ignored');
-          received(true, true, null);
-          span?.setAttribute(ATTR.outcome, 'duplicate');
-          return c.json({ ok: true, duplicate: true });
-        }
+          flowName,
+          input,
+          trigger: WEBHOOK_TRIGGER as 'webhook',
+          // the record and the run commit together (concurrent deliveries share the statement); a duplicate gets no run
+          delivery: { webhookId, eventId: delivery.eventId, topic },
+        });
+        deps.logger.debug({ ...log, runId }, 'webhook accepted');
+        received(true, false, runId);
+        span?.setAttributes({ [ATTR.outcome]: 'dispatched', [ATTR.runId]: runId });
+        return c.json({ ok: true, runId });
+      } catch (error) {
+        if (!(error instanceof DuplicateDeliveryError)) throw error;
+        deps.logger.info(log, 'duplicate webhook ignored');
+        received(true, true, null);
+        span?.setAttribute(ATTR.outcome, 'duplicate');
+        return c.json({ ok: true, duplicate: true });
       }
-    },
-  );
+    }
+  });
   return app;
 }

@@ -89,6 +89,24 @@ describe('signSessionToken / verifySessionToken', () => {
     expect(await reason(signJwt({ alg: 'HS256' }, claims({ aud: [DEFAULT_APP.apiKey] }), DEFAULT_APP.apiSecret))).toBe('audience');
   });
 
+  it('a token verified once is verified again when its app changed, and a variant of it is never taken for it', async () => {
+    const token = signJwt({ alg: 'HS256' }, claims(), DEFAULT_APP.apiSecret);
+    expect(await reason(token)).toBe('ok'); // now in the cache of verified tokens
+    // the same key with another secret (a reload that rotated it): a new app object, so the cache is not used
+    const rotated = makePlatform([makeApp('default', DEFAULT_APP.apiKey, 'secret-rotated-0002')]);
+    expect(await verifySessionToken(token, rotated, NOW)).toMatchObject({ ok: false, reason: 'signature' });
+    // the app named by aud is gone
+    expect(await verifySessionToken(token, makePlatform([makeApp('other', 'key-other', 'secret-other')]), NOW)).toMatchObject({
+      ok: false,
+      reason: 'audience',
+    });
+    // variants of the cached text are checked on their own
+    const [h, p, sig] = token.split('.');
+    expect(await reason(`${h}.${p}.${sig!.slice(0, -1)}${sig!.endsWith('A') ? 'B' : 'A'}`)).toBe('signature');
+    expect(await reason(`${h}.${Buffer.from(JSON.stringify(claims({ sub: 'x' }))).toString('base64url')}.${sig}`)).toBe('signature');
+    expect(await reason(token)).toBe('ok');
+  });
+
   it('rejects a tampered payload', async () => {
     const token = signJwt({ alg: 'HS256' }, claims(), DEFAULT_APP.apiSecret);
     const [h, , sig] = token.split('.');

@@ -131,7 +131,7 @@ const fairClaimStatement = prepared(
   `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1')}),
   upd as (
     update runs r set ${claimSet('due.rank <= $7::int')}
-    from due where r.id = due.id
+    from due where r.id = due.id and r.id = any(array(select id from due))
     returning ${CLAIM_RETURNING}
   )
   select upd.*, walk_end.a as "walkApp", walk_end.s as "walkShop", walk_end.more from walk_end left join upd on true`,
@@ -149,7 +149,7 @@ const fifoClaimStatement = prepared(
       for update skip locked) q
   )
   update runs r set ${claimSet('due.rank <= $4::int')}
-  from due where r.id = due.id
+  from due where r.id = due.id and r.id = any(array(select id from due))
   returning ${CLAIM_RETURNING.replace('$7', '$4')}`,
 );
 
@@ -181,7 +181,7 @@ const gatedClaimStatement = prepared(
     returning key
   )
   update runs r set ${claimSet('due.now')}
-  from due where r.id = due.id
+  from due where r.id = due.id and r.id = any(array(select id from due))
   returning ${CLAIM_RETURNING.replace('due.rank <= $7::int', 'due.now')}`,
 );
 
