@@ -18,7 +18,7 @@ import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.
 import { type CompletionBatcher, completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
 import { type ClaimedRun, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
-import { type ClaimCursor, START_CURSOR, claimFair, claimGated, wakeConcurrencyWaiters } from '../flows/store/claim.ts';
+import { type ClaimCursor, START_CURSOR, claimFair, claimGated, skipKey, wakeConcurrencyWaiters } from '../flows/store/claim.ts';
 import { type FlowShaping, isGated } from '../flows/registry.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
@@ -34,6 +34,12 @@ export const PREFETCH_MAX_WAIT_MS = 1000;
  * at once from where they stopped, this many times; then the worker waits as after an empty poll.
  */
 const MAX_WALKS_WITHOUT_RUNS = 8;
+/**
+ * A dispatch announced (NOTIFY) is claimed at once even when this worker's local queue is full, as long as the queue
+ * holds less than this many times its usual size (concurrency + prefetch target): a light shop's new run is then
+ * started at the next free slot, not after the queue of another shop's backlog ran down.
+ */
+const ANNOUNCED_QUEUE_FACTOR = 3;
 
 interface Queued {
   run: ClaimedRun;
@@ -233,14 +239,21 @@ export class Worker {
         // queue ran down, and so that the claim spans many shops, not the one or two a nearly full queue wants
         const announced = this.announced;
         this.announced = false;
-        const want = this.concurrency + target + (announced && target > 0 ? this.concurrency : 0) - this.running - this.queue.size;
+        // what this worker needs for its own slots and queue; an announced dispatch adds up to `concurrency` more (each
+        // tenant's share only: the claim's second pass never fills them from a backlog), even with a full queue, up to
+        // ANNOUNCED_QUEUE_FACTOR times the usual queue
+        const need = this.concurrency + target - this.running - this.queue.size;
+        const room = ANNOUNCED_QUEUE_FACTOR * (this.concurrency + target) - this.running - this.queue.size;
+        const want = announced && target > 0 ? Math.max(need, 0) + Math.min(this.concurrency, room) : need;
         const claimNow = want > 0 && (this.running + this.queue.size < this.concurrency || this.queue.size <= target / 2 || announced);
         if (!claimNow) {
+          // an announced dispatch not claimed yet (the queue is at its bound) is claimed when a slot frees room
+          if (announced) this.announced = true;
           await this.recover();
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
-          const { runs: claimed, more } = await this.claim(token, want);
+          const { runs: claimed, more } = await this.claim(token, want, Math.max(need, 0));
           this.stats.polls++;
           const claimedAt = performance.now();
           // the runs whose start the claim recorded start now; those claimed ahead wait in the local queue
@@ -299,7 +312,7 @@ export class Worker {
    * One claim of up to `want` runs: the gated runs first (keyed concurrency, rate limits; for the free slots, or one at
    * the head of the local queue when every slot is busy), then the others, fair to every tenant (flows/store/claim.ts).
    */
-  private async claim(token: string, want: number): Promise<{ runs: ClaimedRun[]; more: boolean }> {
+  private async claim(token: string, want: number, need = want): Promise<{ runs: ClaimedRun[]; more: boolean }> {
     const { config } = this.options;
     let gated: ClaimedRun[] = [];
     let more = false;
@@ -338,7 +351,12 @@ export class Worker {
     const rest = want - gated.length;
     if (rest <= 0) return { runs: gated, more };
     const startsNow = Math.max(0, free - gated.length);
-    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, { startsNow, fifo: this.fifo });
+    const fill = Math.max(0, need - gated.length);
+    // claiming beyond its needs (for an announced dispatch), the worker takes no share from the tenants it has runs of
+    // in its queue already: the new dispatch's tenant is served, and a backlog does not grow the queue
+    const skip =
+      want > need && this.queue.size > 0 ? [...new Set(Array.from(this.queue.values(), (q) => skipKey(q.run.appHandle, q.run.shop)))] : [];
+    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, { startsNow, fifo: this.fifo, fill, skip });
     this.cursor = fair.cursor;
     return { runs: gated.length === 0 ? fair.runs : [...gated, ...fair.runs], more: more || fair.more };
   }

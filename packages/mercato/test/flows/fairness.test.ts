@@ -10,7 +10,7 @@ import { defineApp } from '../../src/app/app.ts';
 import { type Database, openDatabase } from '../../src/db/engine.ts';
 import { describeEngines } from '../../src/db/testing.ts';
 import type { Worker } from '../../src/worker/index.ts';
-import { START_CURSOR, WALK_MAX_TENANTS, claimFair } from '../../src/flows/store/claim.ts';
+import { START_CURSOR, WALK_MAX_TENANTS, claimFair, skipKey } from '../../src/flows/store/claim.ts';
 import { OTHER_SHOP, SHOP, type TestRuntime, startTestRuntime, testWorker, waitForRun } from '../helpers/runtime.ts';
 
 /** When each run's flow body started (ms, performance clock) and which key it had. */
@@ -291,8 +291,8 @@ describeEngines('fairness and load shaping', (get, kind) => {
         ${extra.sleeping ? 'sleeping' : 'pending'}, now() + ${extra.sleeping ? 3_600_000 : 0} * interval '1 millisecond'
       from generate_series(1, ${n})`);
   };
-  const claimedShops = async (limit: number) => {
-    const { runs } = await claimFair(get().db.query, 'test-claim', limit, 60_000, START_CURSOR);
+  const claimedShops = async (limit: number, options: { fill?: number; skip?: string[] } = {}) => {
+    const { runs } = await claimFair(get().db.query, 'test-claim', limit, 60_000, START_CURSOR, options);
     const by = new Map<string, number>();
     for (const r of runs) by.set(r.shop!, (by.get(r.shop!) ?? 0) + 1);
     return by;
@@ -303,11 +303,38 @@ describeEngines('fairness and load shaping', (get, kind) => {
     await insertRuns('b-shop.myshopify.com', 50);
     await insertRuns('c-shop.myshopify.com', 2);
     const by = await claimedShops(12);
-    // 12 / 3 shops = 4 each; the shop with 2 due runs gives 2 (its unused share waits for the next claim)
+    // 12 / 3 shops = 4 each; the shop with 2 due runs gives 2, and the 2 runs short are split between the shops that
+    // filled their share: the claim is full, and no backlog took more than another
     expect([...by.entries()].sort()).toEqual([
-      ['a-shop.myshopify.com', 4],
-      ['b-shop.myshopify.com', 4],
+      ['a-shop.myshopify.com', 5],
+      ['b-shop.myshopify.com', 5],
       ['c-shop.myshopify.com', 2],
+    ]);
+  });
+
+  it("a claim is filled from the big shop's backlog when the other shops have fewer due runs than their share", async () => {
+    await insertRuns('a-shop.myshopify.com', 50);
+    for (const shop of ['b-shop', 'c-shop', 'd-shop']) await insertRuns(`${shop}.myshopify.com`, 1);
+    const by = await claimedShops(12);
+    // every light shop's run is in the claim, and the rest of it is the big shop's (not 12 / 4 = 3 of them)
+    expect([...by.entries()].sort()).toEqual([
+      ['a-shop.myshopify.com', 9],
+      ['b-shop.myshopify.com', 1],
+      ['c-shop.myshopify.com', 1],
+      ['d-shop.myshopify.com', 1],
+    ]);
+  });
+
+  it("a claim beyond the worker's needs takes no share from the shops it has queued runs of, and fills nothing from a backlog", async () => {
+    await insertRuns('a-shop.myshopify.com', 50);
+    await insertRuns('b-shop.myshopify.com', 50);
+    await insertRuns('c-shop.myshopify.com', 1);
+    // the worker needs nothing (fill 0) and holds runs of shop A already: B and C get their shares (10 / 3 shops: 4
+    // each), A none, and nothing more is taken for the claim's unused room
+    const by = await claimedShops(10, { fill: 0, skip: [skipKey('default', 'a-shop.myshopify.com')] });
+    expect([...by.entries()].sort()).toEqual([
+      ['b-shop.myshopify.com', 4],
+      ['c-shop.myshopify.com', 1],
     ]);
   });
 

@@ -87,19 +87,44 @@ function walk(pred: string, p: WalkParams): string {
 export const PRIORITY_DOUBLING = 25;
 
 /**
- * The due runs of the walk's tenants: each tenant's share of $1 by its weight (at least one), each tenant's runs in its
- * order (priority, then due time), locked FOR UPDATE SKIP LOCKED; ranked round-robin (every tenant's first run, then
- * every tenant's second…) and cut to $1 (a run locked beyond the cut is left as it was).
+ * The due runs of the walk's tenants, in two passes. First each tenant's share of $1 by its weight (at least one), each
+ * tenant's runs in its order (priority, then due time), locked FOR UPDATE SKIP LOCKED. A claim whose tenants had fewer
+ * due runs than their shares is short: the shortfall is then taken, split evenly, from the tenants that filled their
+ * share (they may have more), after the runs they gave already. So a tenant's backlog never takes more than its share
+ * while another tenant has a due run, and never waits for one claim per share when nobody else has any (a claim of
+ * one big tenant and a few one-run tenants is full, as the FIFO claim's is). Ranked round-robin (every tenant's first
+ * run, then every tenant's second…, the second pass after the first) and cut to $1 (a run locked beyond the cut is
+ * left as it was). The second pass brings the claim up to `fill` runs at most (default $1): a worker claiming beyond its
+ * own needs (to pick up a dispatch just announced) takes the shares, not more of a backlog. The tenants in `skip`
+ * (`app || chr(31) || shop`) get no share of the first pass: those the worker has runs of in its queue already, when
+ * it claims beyond its needs.
  */
-function shares(pred: string, columns: string, limit: string): string {
-  return `select * from (
-    select r.*, t.ord, row_number() over (order by r.rn, t.ord) as rank from tenants t cross join k, lateral (
-      select q.*, row_number() over (order by q.priority_ desc, q.available_at_) as rn from (
-        select ${columns}, priority as priority_, available_at as available_at_ from runs
-        where ${pred} and app_handle = t.a and coalesce(shop, '') = t.s and available_at <= now()
-        order by priority desc nulls last, available_at
-        limit greatest(1, ceil(${limit}::int * t.weight / k.w))::int
-        for update skip locked) q) r) ranked
+function shares(pred: string, columns: string, limit: string, fill = limit, skip = `'{}'`): string {
+  const due = (t: string) => `select ${columns}, priority as priority_, available_at as available_at_ from runs
+        where ${pred} and app_handle = ${t}.a and coalesce(shop, '') = ${t}.s and available_at <= now()
+        order by priority desc nulls last, available_at`;
+  return `with quota as (
+      select t.a, t.s, t.ord,
+        case when t.a || chr(31) || t.s = any(${skip}::text[]) then 0 else greatest(1, ceil(${limit}::int * t.weight / k.w))::int end as share
+      from tenants t cross join k
+    ), first_pass as (
+      select q.*, qt.ord, row_number() over (partition by qt.ord order by q.priority_ desc, q.available_at_) as rn
+      from quota qt, lateral (${due('qt')} limit qt.share for update skip locked) q
+    ), filled as (
+      select qt.* from quota qt where qt.share = (select count(*) from first_pass f where f.ord = qt.ord)
+    ), short as (
+      select greatest(0, least(${fill}::int, ${limit}::int) - (select count(*) from first_pass))::int as n,
+        (select count(*) from filled)::int as tenants
+    ), second_pass as (
+      select q.*, fq.ord, fq.share + row_number() over (partition by fq.ord order by q.priority_ desc, q.available_at_) as rn
+      from filled fq cross join short, lateral (
+        select * from (${due('fq')} offset fq.share limit ceil(short.n::float8 / greatest(short.tenants, 1))::int for update skip locked) x
+        where x.id not in (select id from first_pass)) q
+      where short.n > 0
+    )
+    select * from (
+      select x.*, row_number() over (order by x.pass, x.rn, x.ord) as rank from (
+        select first_pass.*, 1 as pass from first_pass union all select second_pass.*, 2 from second_pass) x) ranked
     where rank <= ${limit}::int`;
 }
 
@@ -128,7 +153,7 @@ const CLAIM_RETURNING = `r.id, r.app_handle as "appHandle", r.shop, r.flow_name 
 
 const fairClaimStatement = prepared(
   'claim_fair',
-  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1')}),
+  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1', '$8', '$9')}),
   upd as (
     update runs r set ${claimSet('due.rank <= $7::int')}
     from due where r.id = due.id and r.id = any(array(select id from due))
@@ -203,21 +228,37 @@ function strip(rows: ClaimRow[]): ClaimedRun[] {
  * `startsNow` of them (in the walk's order) start at once; the others are claimed ahead (`claimedAhead`). Returns the runs
  * (those starting at once first) and the cursor for the next claim. `fifo` is the claim before fairness (benchmarks only).
  */
+/** A tenant as `skip` of claimFair names it. */
+export const skipKey = (appHandle: string, shop: string | null) => `${appHandle}\u001f${shop ?? ''}`;
+
 export async function claimFair(
   exec: Exec,
   leaseToken: string,
   limit: number,
   leaseMs: number,
   cursor: ClaimCursor,
-  options: { startsNow?: number; fifo?: boolean } = {},
+  options: { startsNow?: number; fifo?: boolean; fill?: number; skip?: readonly string[] } = {},
 ): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean }> {
   const startsNow = options.startsNow ?? limit;
+  const fill = Math.max(0, Math.min(options.fill ?? limit, limit));
   const rows = await exec<ClaimRow & WalkEnd>(
     options.fifo
       ? fifoClaimStatement(limit, leaseToken, leaseMs, startsNow)
       : // planned at every call (not a named prepared statement): a generic plan of the walk's laterals, made once for
         // every tenant and claim size, can sort a tenant's whole backlog where the custom plan reads its first rows
-        preparedAsSql(fairClaimStatement(limit, leaseToken, leaseMs, cursor.app, cursor.shop, WALK_MAX_TENANTS, startsNow)),
+        preparedAsSql(
+          fairClaimStatement(
+            limit,
+            leaseToken,
+            leaseMs,
+            cursor.app,
+            cursor.shop,
+            WALK_MAX_TENANTS,
+            startsNow,
+            fill,
+            textArray(options.skip ?? []),
+          ),
+        ),
   );
   if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows) };
   const end = walkEnd(rows, cursor);
