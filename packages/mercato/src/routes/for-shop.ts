@@ -2,6 +2,7 @@
 import type { ResolvedPlatform } from '../app/platform.ts';
 import type { Installations } from '../platform/directory.ts';
 import { normalizeShopDomain } from '../app/shop.ts';
+import { INSTALLED_CACHE_MS } from '../platform/install.ts';
 import { InvalidShopError, ShopNotInstalledError } from './errors.ts';
 import type { ForShop, ShopContext } from './types.ts';
 
@@ -13,6 +14,19 @@ export function createForShop(deps: {
   installations: InstallationLookup;
   connectors: (appHandle: string, shop: string) => ShopContext['providers'];
 }): ForShop {
+  // an (app, shop) found active is not looked up again for INSTALLED_CACHE_MS (as /api's installation check): a busy
+  // public route costs no installation query per request; an uninstall is seen within that time
+  const activeUntil = new Map<string, number>();
+  const isActive = async (appHandle: string, shop: string) => {
+    const key = `${appHandle}\u0000${shop}`;
+    if ((activeUntil.get(key) ?? 0) > performance.now()) return true;
+    const active = await deps.installations.isActive(appHandle, shop);
+    if (active) {
+      if (activeUntil.size >= 50_000) activeUntil.clear();
+      activeUntil.set(key, performance.now() + INSTALLED_CACHE_MS);
+    } else activeUntil.delete(key);
+    return active;
+  };
   return async ({ shop: rawShop, shopifyApp }) => {
     const shop = normalizeShopDomain(rawShop);
     if (!shop) throw new InvalidShopError(`shop: "${String(rawShop)}" is not a shop domain (<name>.myshopify.com)`, 'shop');
@@ -23,7 +37,7 @@ export function createForShop(deps: {
       candidates = [app];
     }
     const active = [];
-    for (const app of candidates) if (await deps.installations.isActive(app.handle, shop)) active.push(app);
+    for (const app of candidates) if (await isActive(app.handle, shop)) active.push(app);
     if (active.length === 0) throw new ShopNotInstalledError(shop, shopifyApp);
     if (active.length > 1)
       throw new InvalidShopError(
