@@ -244,20 +244,18 @@ export async function claimFair(
   const rows = await exec<ClaimRow & WalkEnd>(
     options.fifo
       ? fifoClaimStatement(limit, leaseToken, leaseMs, startsNow)
-      : // planned at every call (not a named prepared statement): a generic plan of the walk's laterals, made once for
-        // every tenant and claim size, can sort a tenant's whole backlog where the custom plan reads its first rows
-        preparedAsSql(
-          fairClaimStatement(
-            limit,
-            leaseToken,
-            leaseMs,
-            cursor.app,
-            cursor.shop,
-            WALK_MAX_TENANTS,
-            startsNow,
-            fill,
-            textArray(options.skip ?? []),
-          ),
+      : // a named prepared statement: planning the walk and its passes took 3–4 ms, as long as running them (with
+        // a custom plan at every call); the generic plan reads each tenant's first rows by runs_fair_idx as well
+        fairClaimStatement(
+          limit,
+          leaseToken,
+          leaseMs,
+          cursor.app,
+          cursor.shop,
+          WALK_MAX_TENANTS,
+          startsNow,
+          fill,
+          textArray(options.skip ?? []),
         ),
   );
   if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows) };
