@@ -157,7 +157,12 @@ export function createEndpoint(deps: EndpointDeps) {
       return plain(c, 429, { retryAfterSeconds, error: limitMessage }, { 'Retry-After': String(retryAfterSeconds) });
     }
 
-    const text = await readLimited(c.req.raw, MAX_REQUEST_BYTES);
+    // with a Content-Length (checked above; Node reads no more than it) the body is read straight from the Node
+    // request (@hono/node-server's direct path, no WHATWG stream); a chunked one is counted while it streams
+    const text =
+      declared !== undefined && c.req.header('transfer-encoding') === undefined
+        ? await c.req.raw.text()
+        : await readLimited(c.req.raw, MAX_REQUEST_BYTES);
     if (text === null) return tooLarge(c);
     let body: unknown;
     try {
