@@ -30,6 +30,22 @@ const INSTALLED_CACHE_MAX = 50_000;
 /** How long a process waits for another one's installation of the same shop (its exchange times out after 10 s). */
 const INSTALL_WAIT_MS = 15_000;
 
+/**
+ * The (app, shop) keys found installed in the last INSTALLED_CACHE_MS (performance clock), at most INSTALLED_CACHE_MAX
+ * (past it the memory starts over): /api's installation check and public routes' forShop skip their query for them.
+ */
+export function seenInstalled() {
+  const until = new Map<string, number>();
+  return {
+    has: (key: string) => (until.get(key) ?? 0) > performance.now(),
+    add(key: string) {
+      if (until.size >= INSTALLED_CACHE_MAX) until.clear();
+      until.set(key, performance.now() + INSTALLED_CACHE_MS);
+    },
+    delete: (key: string) => void until.delete(key),
+  };
+}
+
 export type InstallOutcome = 'exists' | 'installed' | 'skipped' | 'failed';
 
 export interface InstallerDeps {
@@ -53,12 +69,7 @@ export function createInstaller(deps: InstallerDeps): Installer {
   const backoff = deps.failureBackoffMs ?? DEFAULT_INSTALL_FAILURE_BACKOFF_MS;
   const stats = { exchanges: 0, failures: 0 };
   const exec = deps.db.query;
-  /** (app, shop) → until when it is known to be installed (performance clock). */
-  const installedUntil = new Map<string, number>();
-  const remember = (key: string) => {
-    if (installedUntil.size >= INSTALLED_CACHE_MAX) installedUntil.clear();
-    installedUntil.set(key, performance.now() + INSTALLED_CACHE_MS);
-  };
+  const installed = seenInstalled();
 
   const locks = installLocks(deps.db);
 
@@ -94,9 +105,9 @@ export function createInstaller(deps: InstallerDeps): Installer {
     stats,
     async ensureInstalled(app, shop, sessionToken) {
       const key = `${app.handle}/${shop}`;
-      if ((installedUntil.get(key) ?? 0) > performance.now()) return 'exists';
+      if (installed.has(key)) return 'exists';
       if (await isInstalled(exec, app.handle, shop)) {
-        remember(key);
+        installed.add(key);
         return 'exists';
       }
       const until = failedUntil.get(key);

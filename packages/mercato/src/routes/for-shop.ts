@@ -2,7 +2,7 @@
 import type { ResolvedPlatform } from '../app/platform.ts';
 import type { Installations } from '../platform/directory.ts';
 import { normalizeShopDomain } from '../app/shop.ts';
-import { INSTALLED_CACHE_MS } from '../platform/install.ts';
+import { seenInstalled } from '../platform/install.ts';
 import { InvalidShopError, ShopNotInstalledError } from './errors.ts';
 import type { ForShop, ShopContext } from './types.ts';
 
@@ -16,15 +16,13 @@ export function createForShop(deps: {
 }): ForShop {
   // an (app, shop) found active is not looked up again for INSTALLED_CACHE_MS (as /api's installation check): a busy
   // public route costs no installation query per request; an uninstall is seen within that time
-  const activeUntil = new Map<string, number>();
+  const seen = seenInstalled();
   const isActive = async (appHandle: string, shop: string) => {
-    const key = `${appHandle}\u0000${shop}`;
-    if ((activeUntil.get(key) ?? 0) > performance.now()) return true;
+    const key = `${appHandle}/${shop}`;
+    if (seen.has(key)) return true;
     const active = await deps.installations.isActive(appHandle, shop);
-    if (active) {
-      if (activeUntil.size >= 50_000) activeUntil.clear();
-      activeUntil.set(key, performance.now() + INSTALLED_CACHE_MS);
-    } else activeUntil.delete(key);
+    if (active) seen.add(key);
+    else seen.delete(key);
     return active;
   };
   return async ({ shop: rawShop, shopifyApp }) => {

@@ -354,8 +354,7 @@ export class Worker {
     const fill = Math.max(0, need - gated.length);
     // claiming beyond its needs (for an announced dispatch), the worker takes no share from the tenants it has runs of
     // in its queue already: the new dispatch's tenant is served, and a backlog does not grow the queue
-    const skip =
-      want > need && this.queue.size > 0 ? [...new Set(Array.from(this.queue.values(), (q) => skipKey(q.run.appHandle, q.run.shop)))] : [];
+    const skip = want > need && this.queue.size > 0 ? [...new Set(Array.from(this.queue.values(), (q) => tenantOf(q.run)))] : [];
     const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, { startsNow, fifo: this.fifo, fill, skip });
     this.cursor = fair.cursor;
     return { runs: gated.length === 0 ? fair.runs : [...gated, ...fair.runs], more: more || fair.more };
@@ -531,7 +530,7 @@ export class Worker {
 
 /** A run's tenant as a map key. */
 function tenantOf(run: Pick<ClaimedRun, 'appHandle' | 'shop'>): string {
-  return `${run.appHandle}\u0000${run.shop ?? ''}`;
+  return skipKey(run.appHandle, run.shop);
 }
 
 /** The shaping of a flow or an internal flow (webhook handlers); null when this worker does not know the flow. */

@@ -223,14 +223,14 @@ function strip(rows: ClaimRow[]): ClaimedRun[] {
   return now.concat(ahead);
 }
 
+/** A tenant as `skip` of claimFair names it (the worker keys its per-tenant bookkeeping the same way). */
+export const skipKey = (appHandle: string, shop: string | null) => `${appHandle}\u001f${shop ?? ''}`;
+
 /**
  * Claims up to `limit` due runs of ungated flows, fair to every tenant (above), on the database clock. The first
  * `startsNow` of them (in the walk's order) start at once; the others are claimed ahead (`claimedAhead`). Returns the runs
  * (those starting at once first) and the cursor for the next claim. `fifo` is the claim before fairness (benchmarks only).
  */
-/** A tenant as `skip` of claimFair names it. */
-export const skipKey = (appHandle: string, shop: string | null) => `${appHandle}\u001f${shop ?? ''}`;
-
 export async function claimFair(
   exec: Exec,
   leaseToken: string,
