@@ -87,7 +87,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     checkConsole();
   });
 
-  it('runs a flow from a form generated from its schema, validated before sending, and watches it complete live', async () => {
+  it('runs a flow from a form generated from its schema, validated before sending, and watches it complete live', { timeout: 90_000 }, async () => {
     await page.locator('nav').getByRole('link', { name: 'Flows', exact: true }).click();
     await page.getByRole('heading', { name: 'importOrders' }).waitFor();
     await screenshot(page, '02-flows');
@@ -104,6 +104,9 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await screenshot(page, '03-run-form');
     await dialog.getByLabel('Since *').fill('7d');
     await dialog.getByLabel('Limit').fill('20');
+    // Long enough that the run is still active when the second submission below is made, on a loaded CI machine too
+    // (the conflict step takes a few seconds there; the default 2.5 s once ran out first).
+    await dialog.getByLabel('Delay ms').fill('10000');
     await dialog.getByLabel('Dry run').check({ force: true });
     await dialog.getByLabel('Channel *').selectOption({ label: 'pos' });
     await dialog.getByLabel('Email *').fill('ada@example.com');
@@ -147,7 +150,7 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     await screenshot(page, '05-run-active');
     await expect.poll(() => runStatus().getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
     const watches = w.requests.filter((r) => r.url.includes(`/api/runs/${firstRunId}/watch`)).length - watchesBefore;
-    // Long polling: one request per change, not a fixed fast poll (the run lasts ~2.5 s).
+    // Long polling: one request per change, not a fixed fast poll (the run lasts ~10 s).
     expect(watches).toBeLessThan(10);
     const steps = page.getByRole('list', { name: 'Step timeline' }).getByRole('listitem');
     await expect.poll(() => steps.count()).toBe(3);
