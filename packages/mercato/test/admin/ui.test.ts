@@ -87,79 +87,83 @@ describe.skipIf(!hasChromium)('admin UI in Chromium', { timeout: 60_000 }, () =>
     checkConsole();
   });
 
-  it('runs a flow from a form generated from its schema, validated before sending, and watches it complete live', { timeout: 90_000 }, async () => {
-    await page.locator('nav').getByRole('link', { name: 'Flows', exact: true }).click();
-    await page.getByRole('heading', { name: 'importOrders' }).waitFor();
-    await screenshot(page, '02-flows');
-    await page.getByRole('button', { name: 'Run importOrders' }).click();
-    const dialog = page.getByRole('dialog');
-    await dialog.getByLabel('Limit').fill('900');
-    const before = w.requests.length;
-    await dialog.getByRole('button', { name: 'Run', exact: true }).click();
-    // Validated in the browser: errors next to the fields, nothing sent.
-    await expect.poll(() => describedBy(page, 'Since *')).toContain('Required');
-    expect(await describedBy(page, 'Limit')).toContain('Must be at most 500');
-    expect(await describedBy(page, 'Email *')).toContain('Required');
-    expect(w.requests.slice(before).filter((r) => r.url.includes('/api/flows/'))).toEqual([]);
-    await screenshot(page, '03-run-form');
-    await dialog.getByLabel('Since *').fill('7d');
-    await dialog.getByLabel('Limit').fill('20');
-    // Long enough that the run is still active when the second submission below is made, on a loaded CI machine too
-    // (the conflict step takes a few seconds there; the default 2.5 s once ran out first).
-    await dialog.getByLabel('Delay ms').fill('10000');
-    await dialog.getByLabel('Dry run').check({ force: true });
-    await dialog.getByLabel('Channel *').selectOption({ label: 'pos' });
-    await dialog.getByLabel('Email *').fill('ada@example.com');
-    await dialog.getByRole('button', { name: 'Add item to Tags' }).click();
-    await dialog.getByLabel('Tags item 1 *').fill('vip');
-    expect(await describedBy(page, 'Limit')).not.toContain('Must be at most 500');
-    await page.getByText('The run was not started').waitFor({ state: 'detached' });
-    await dialog.getByRole('button', { name: 'Run', exact: true }).click();
-    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
-    firstRunId = page.url().split('/').pop()!;
-    await expect.poll(() => runStatus().getAttribute('data-status')).toMatch(/pending|running/);
+  it(
+    'runs a flow from a form generated from its schema, validated before sending, and watches it complete live',
+    { timeout: 90_000 },
+    async () => {
+      await page.locator('nav').getByRole('link', { name: 'Flows', exact: true }).click();
+      await page.getByRole('heading', { name: 'importOrders' }).waitFor();
+      await screenshot(page, '02-flows');
+      await page.getByRole('button', { name: 'Run importOrders' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Limit').fill('900');
+      const before = w.requests.length;
+      await dialog.getByRole('button', { name: 'Run', exact: true }).click();
+      // Validated in the browser: errors next to the fields, nothing sent.
+      await expect.poll(() => describedBy(page, 'Since *')).toContain('Required');
+      expect(await describedBy(page, 'Limit')).toContain('Must be at most 500');
+      expect(await describedBy(page, 'Email *')).toContain('Required');
+      expect(w.requests.slice(before).filter((r) => r.url.includes('/api/flows/'))).toEqual([]);
+      await screenshot(page, '03-run-form');
+      await dialog.getByLabel('Since *').fill('7d');
+      await dialog.getByLabel('Limit').fill('20');
+      // Long enough that the run is still active when the second submission below is made, on a loaded CI machine too
+      // (the conflict step takes a few seconds there; the default 2.5 s once ran out first).
+      await dialog.getByLabel('Delay ms').fill('10000');
+      await dialog.getByLabel('Dry run').check({ force: true });
+      await dialog.getByLabel('Channel *').selectOption({ label: 'pos' });
+      await dialog.getByLabel('Email *').fill('ada@example.com');
+      await dialog.getByRole('button', { name: 'Add item to Tags' }).click();
+      await dialog.getByLabel('Tags item 1 *').fill('vip');
+      expect(await describedBy(page, 'Limit')).not.toContain('Must be at most 500');
+      await page.getByText('The run was not started').waitFor({ state: 'detached' });
+      await dialog.getByRole('button', { name: 'Run', exact: true }).click();
+      await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+      firstRunId = page.url().split('/').pop()!;
+      await expect.poll(() => runStatus().getAttribute('data-status')).toMatch(/pending|running/);
 
-    // A second run of the same flow while this one is active: 409, with a link to the active run.
-    await page.goBack();
-    await page.getByRole('button', { name: 'Run importOrders' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Edit as JSON' }).click();
-    // The JSON is checked against the schema like the form: the problems under the box, nothing sent.
-    const beforeJson = w.requests.length;
-    await page
-      .getByRole('dialog')
-      .getByLabel('Input (JSON object)')
-      .fill('{"since":"1","limit":900,"channel":"tv","customer":{"email":"x"}}');
-    await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
-    await expect
-      .poll(() => describedBy(page, 'Input (JSON object)'))
-      .toContain(
-        'since: Must be at least 2 characters; limit: Must be at most 500; channel: Must be one of "web", "pos"; customer.email: Must be an email address',
-      );
-    expect(w.requests.slice(beforeJson).filter((r) => r.url.includes('/api/flows/'))).toEqual([]);
-    await page
-      .getByRole('dialog')
-      .getByLabel('Input (JSON object)')
-      .fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"}}');
-    await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
-    await page.getByText('This flow is already running').waitFor();
-    await screenshot(page, '04-conflict');
-    await page.getByRole('link', { name: 'Open the active run' }).click();
-    await page.waitForURL(`**/runs/${firstRunId}`);
+      // A second run of the same flow while this one is active: 409, with a link to the active run.
+      await page.goBack();
+      await page.getByRole('button', { name: 'Run importOrders' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Edit as JSON' }).click();
+      // The JSON is checked against the schema like the form: the problems under the box, nothing sent.
+      const beforeJson = w.requests.length;
+      await page
+        .getByRole('dialog')
+        .getByLabel('Input (JSON object)')
+        .fill('{"since":"1","limit":900,"channel":"tv","customer":{"email":"x"}}');
+      await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
+      await expect
+        .poll(() => describedBy(page, 'Input (JSON object)'))
+        .toContain(
+          'since: Must be at least 2 characters; limit: Must be at most 500; channel: Must be one of "web", "pos"; customer.email: Must be an email address',
+        );
+      expect(w.requests.slice(beforeJson).filter((r) => r.url.includes('/api/flows/'))).toEqual([]);
+      await page
+        .getByRole('dialog')
+        .getByLabel('Input (JSON object)')
+        .fill('{"since":"1d","channel":"web","customer":{"email":"x@example.com"}}');
+      await page.getByRole('dialog').getByRole('button', { name: 'Run', exact: true }).click();
+      await page.getByText('This flow is already running').waitFor();
+      await screenshot(page, '04-conflict');
+      await page.getByRole('link', { name: 'Open the active run' }).click();
+      await page.waitForURL(`**/runs/${firstRunId}`);
 
-    const watchesBefore = w.requests.filter((r) => r.url.includes(`/api/runs/${firstRunId}/watch`)).length;
-    await screenshot(page, '05-run-active');
-    await expect.poll(() => runStatus().getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
-    const watches = w.requests.filter((r) => r.url.includes(`/api/runs/${firstRunId}/watch`)).length - watchesBefore;
-    // Long polling: one request per change, not a fixed fast poll (the run lasts ~10 s).
-    expect(watches).toBeLessThan(10);
-    const steps = page.getByRole('list', { name: 'Step timeline' }).getByRole('listitem');
-    await expect.poll(() => steps.count()).toBe(3);
-    expect(await steps.first().getAttribute('data-status')).toBe('completed');
-    await page.getByRole('button', { name: 'Show result of step summarise' }).click();
-    await expect.poll(() => page.getByLabel('Result of step summarise', { exact: true }).textContent()).toContain('"channel": "pos"');
-    await screenshot(page, '06-run-completed');
-    checkConsole([{ status: 409, path: '/api/flows/importOrders/run' }]);
-  });
+      const watchesBefore = w.requests.filter((r) => r.url.includes(`/api/runs/${firstRunId}/watch`)).length;
+      await screenshot(page, '05-run-active');
+      await expect.poll(() => runStatus().getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+      const watches = w.requests.filter((r) => r.url.includes(`/api/runs/${firstRunId}/watch`)).length - watchesBefore;
+      // Long polling: one request per change, not a fixed fast poll (the run lasts ~10 s).
+      expect(watches).toBeLessThan(10);
+      const steps = page.getByRole('list', { name: 'Step timeline' }).getByRole('listitem');
+      await expect.poll(() => steps.count()).toBe(3);
+      expect(await steps.first().getAttribute('data-status')).toBe('completed');
+      await page.getByRole('button', { name: 'Show result of step summarise' }).click();
+      await expect.poll(() => page.getByLabel('Result of step summarise', { exact: true }).textContent()).toContain('"channel": "pos"');
+      await screenshot(page, '06-run-completed');
+      checkConsole([{ status: 409, path: '/api/flows/importOrders/run' }]);
+    },
+  );
 
   it('searches the run logs with the query language, marks context lines, and exports CSV and JSON', async () => {
     const lines = page.getByRole('list', { name: 'Log lines, newest first' }).getByRole('listitem');
