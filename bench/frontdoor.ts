@@ -774,6 +774,40 @@ interface Summary {
   figures: Record<string, Record<string, Record<FigureKey, Spread>>>;
   /** door → in-flight level → door's accepted/s ÷ the reference's, per round and min/median/max */
   ratios: Record<string, Record<string, Spread & { perRound: Array<number | undefined> }>>;
+  /**
+   * door → in-flight level → what this machine's CPUs allow, from the medians: every core busy with this door's work
+   * (server + PostgreSQL + client CPU per request) gives `cpuCeilingPerSecond`; `ratioCeiling` is that ÷ the reference's
+   * accepted/s; `ratioCeilingServerFree` the same with the server's CPU at zero (PostgreSQL and the client alone). A
+   * target above `ratioCeilingServerFree` cannot be met on this machine, whatever the server does.
+   */
+  ceilings: Record<string, Record<string, Ceiling>>;
+}
+
+interface Ceiling {
+  cpuMsPerRequest: number;
+  cpuCeilingPerSecond: number;
+  ratioCeiling: number;
+  ratioCeilingServerFree: number;
+  /** The server process's CPU per second at the measured rate (1 = one core: a Node process's main thread is one). */
+  serverCores: number;
+}
+
+/** The CPU arithmetic of one cell (Summary.ceilings), from its figures' medians and the reference's accepted/s. */
+function ceilingOf(f: Record<FigureKey, Spread>, referencePerSecond: number, cores: number): Ceiling | undefined {
+  const server = f.serverCpuMsPerRequest.median;
+  const pg = f.pgCpuMsPerRequest.median;
+  const client = f.clientCpuMsPerRequest.median;
+  const rate = f.acceptedPerSecond.median;
+  if (server === undefined || pg === undefined || client === undefined || rate === undefined || !referencePerSecond) return undefined;
+  const total = server + Math.max(pg, 0) + client;
+  const ceiling = (cores * 1000) / total;
+  return {
+    cpuMsPerRequest: total,
+    cpuCeilingPerSecond: ceiling,
+    ratioCeiling: ceiling / referencePerSecond,
+    ratioCeilingServerFree: (cores * 1000) / (Math.max(pg, 0) + client) / referencePerSecond,
+    serverCores: (server * rate) / 1000,
+  };
 }
 
 function summarize(cells: CellFigures[]): Summary {
@@ -794,7 +828,15 @@ function summarize(cells: CellFigures[]): Summary {
       ratios[door][level] = { ...spread(perRound), perRound };
     }
   }
-  return { figures, ratios };
+  const ceilings: Summary['ceilings'] = {};
+  for (const door of doors) {
+    ceilings[door] = {};
+    for (const level of LEVELS) {
+      const c = ceilingOf(figures[door][level], figures.bare?.[level]?.acceptedPerSecond.median ?? 0, cpus().length);
+      if (c) ceilings[door][level] = c;
+    }
+  }
+  return { figures, ratios, ceilings };
 }
 
 function printSummary(summary: Summary, kill: KillCheck | undefined, pgVersion: string) {
@@ -848,6 +890,33 @@ function printSummary(summary: Summary, kill: KillCheck | undefined, pgVersion: 
       `${SETTLE_ROUNDS >= ROUNDS ? 'every round' : `round${SETTLE_ROUNDS > 1 ? `s 1–${SETTLE_ROUNDS}` : ' 1'} only`}; ` +
       'xids: transaction ids assigned (write transactions); WAL: bytes of WAL written; client CPU: the benchmark process.',
   );
+  say();
+  const ceilingRows = [
+    ['door', 'in flight', 'CPU ms/request', 'CPU ceiling/s', '× reference at most', 'same, server CPU 0', 'server cores used'],
+  ];
+  for (const door of doors) {
+    for (const level of LEVELS) {
+      const c = summary.ceilings[door]?.[level];
+      if (!c || level < 8) continue;
+      ceilingRows.push([
+        door,
+        String(level),
+        fmt(c.cpuMsPerRequest, 3),
+        fmt(c.cpuCeilingPerSecond, 0),
+        door === 'bare' ? '' : fmt(c.ratioCeiling, 2),
+        door === 'bare' ? '' : fmt(c.ratioCeilingServerFree, 2),
+        fmt(c.serverCores, 2),
+      ]);
+    }
+  }
+  say();
+  say(
+    `What ${cpus().length} CPU(s) allow (medians): every core busy with a door's server + PostgreSQL + client CPU per request; ` +
+      '"× reference at most" is that rate ÷ the reference\'s measured rate, "server CPU 0" the same with PostgreSQL and the ' +
+      "client alone: a target above it cannot be met on this machine with the client on it. A Node server's main thread is " +
+      'one core: "server cores used" near 1 means the server process is the bound.',
+  );
+  say(table(ceilingRows, [0]));
   say();
   say('Doors: ' + doors.map((d) => `${d} = ${LABELS[d]}`).join('; '));
   if (kill) {
