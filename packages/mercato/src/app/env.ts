@@ -61,16 +61,41 @@ function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value ? value : undefined;
 }
 
+/**
+ * The first set variable of `names` (the names of one value: Mercato's own and the platform CLI's, docs/environment.md,
+ * "Names from the platform's CLI"), with its name. Every other set one must hold the same value (compared after
+ * `normalise`): one that differs is a problem naming both, never their values (one of them may be a secret).
+ */
+export function readAliased(
+  env: NodeJS.ProcessEnv,
+  names: readonly string[],
+  problems: string[],
+  normalise: (value: string) => string = (value) => value,
+): { name: string; value: string } | undefined {
+  let first: { name: string; value: string } | undefined;
+  for (const name of names) {
+    const value = read(env, name);
+    if (value === undefined) continue;
+    if (first === undefined) first = { name, value };
+    else if (normalise(value) !== normalise(first.value))
+      problems.push(`${first.name} and ${name} are both set and disagree: they name the same value (set one of them, or give both the same value)`);
+  }
+  return first;
+}
+
+/** The names of the HTTP port: Mercato's and the platform CLI's (`shopify app dev` sets both to the port it proxies to). */
+export const PORT_VARIABLES = ['PORT', 'BACKEND_PORT'] as const;
+
 /** True when `value` is exactly 64 hexadecimal characters (a 32-byte AES-256 key). */
 export function isEncryptionKey(value: string): boolean {
   return ENCRYPTION_KEY_PATTERN.test(value);
 }
 
-function parsePort(raw: string | undefined, problems: string[]): number {
+function parsePort(raw: string | undefined, problems: string[], name = 'PORT'): number {
   if (raw === undefined) return DEFAULT_PORT;
   const port = /^\d{1,5}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(port) || port > 65535) {
-    problems.push(`PORT: ${JSON.stringify(raw)} is not a port number (an integer from 0 to 65535)`);
+    problems.push(`${name}: ${JSON.stringify(raw)} is not a port number (an integer from 0 to 65535)`);
     return DEFAULT_PORT;
   }
   return port;
@@ -236,7 +261,8 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   const problems: string[] = [];
   const nodeEnv = read(env, 'NODE_ENV') ?? (options.mode === 'test' ? 'test' : 'development');
   const production = nodeEnv === 'production';
-  const port = parsePort(read(env, 'PORT'), problems);
+  const portVariable = readAliased(env, PORT_VARIABLES, problems, (v) => String(Number(v)));
+  const port = parsePort(portVariable?.value, problems, portVariable?.name);
   const bindAddress = parseBindAddress(read(env, 'MERCATO_BIND_ADDRESS'), options.mode, problems);
   const { databaseUrl, dataDir } = readDatabaseEnv(env, options.projectDir, problems);
   const platformOrigin = parsePlatformOrigin(read(env, 'PLATFORM_ORIGIN'), problems);

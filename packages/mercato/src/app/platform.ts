@@ -5,6 +5,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { readAliased } from './env.ts';
 import type { PlatformAppConfig, PlatformConfig } from './types.ts';
 import { ConfigError } from './validate.ts';
 
@@ -34,20 +35,29 @@ export const SINGLE_APP_HANDLE = 'default';
 /** Handles of `shopify.apps`: letters, numbers, `_` and `-`. */
 export const APP_HANDLE_PATTERN = /^[A-Za-z0-9_-]+$/;
 
-/** File names searched for scopes in single-app mode: `platform.app.toml`, `platform.app.staging.toml`, ... */
-const APP_TOML_PATTERN = /^platform\.app.*\.toml$/;
+/**
+ * File names searched for scopes in single-app mode: the platform CLI's `shopify.app.toml`, `shopify.app.staging.toml`,
+ * ... first, then Mercato's own `platform.app*.toml`.
+ */
+const APP_TOML_PATTERNS = [/^shopify\.app.*\.toml$/, /^platform\.app.*\.toml$/];
 
-interface AppToml {
+/**
+ * The names of one value each (docs/environment.md): Mercato's own and the platform CLI's (`shopify app dev` sets
+ * SHOPIFY_API_KEY, SHOPIFY_API_SECRET, SCOPES, SHOPIFY_APP_URL / HOST). The first set one is used; several set must agree.
+ */
+export const PLATFORM_VARIABLES = {
+  apiKey: ['PLATFORM_API_KEY', 'SHOPIFY_API_KEY'],
+  apiSecret: ['PLATFORM_API_SECRET', 'SHOPIFY_API_SECRET'],
+  appUrl: ['HOST', 'SHOPIFY_APP_URL', 'PLATFORM_APP_URL'],
+  scopes: ['SCOPES'],
+} as const;
+
+export interface AppToml {
   /** Project-relative path, as shown in messages. */
   path: string;
   clientId?: string;
   applicationUrl?: string;
   scopes: string | null;
-}
-
-function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value ? value : undefined;
 }
 
 /** Normalise a scope string: comma-separated, surrounding whitespace and empty entries removed, order kept. */
@@ -74,13 +84,30 @@ function checkUrl(value: string, where: string, problems: string[]): string | nu
   return value.replace(/\/+$/, '');
 }
 
-/** HOST, then PLATFORM_APP_URL; null when neither is set. */
+/** HOST, SHOPIFY_APP_URL or PLATFORM_APP_URL (those set must agree); null when none is set. */
 function appUrlFromEnv(env: NodeJS.ProcessEnv, problems: string[]): string | null {
-  for (const name of ['HOST', 'PLATFORM_APP_URL']) {
-    const value = envValue(env, name);
-    if (value !== undefined) return checkUrl(value, name, problems);
-  }
-  return null;
+  const found = readAliased(env, PLATFORM_VARIABLES.appUrl, problems, (url) => url.replace(/\/+$/, ''));
+  return found === undefined ? null : checkUrl(found.value, found.name, problems);
+}
+
+/** Scopes as a set, for comparing two sources (`read_orders,write_orders` equals `write_orders, read_orders`). */
+const scopeSet = (scopes: string) => [...new Set(normaliseScopes(scopes).split(','))].sort().join(',');
+
+/**
+ * The scopes of the config and of SCOPES (the platform CLI sets it from the app's TOML): `shopify.scopes` first, then
+ * SCOPES; both set and naming different scopes is a problem. Undefined when neither is set.
+ */
+function configuredScopes(shopify: PlatformConfig, env: NodeJS.ProcessEnv, problems: string[]): string | undefined {
+  const fromConfig = globalScopes(shopify, problems);
+  const fromEnv = readAliased(env, PLATFORM_VARIABLES.scopes, problems);
+  const envScopes = fromEnv === undefined ? undefined : normaliseScopes(fromEnv.value);
+  if (fromEnv !== undefined && envScopes === '') problems.push(`${fromEnv.name}: must name at least one scope, for example "read_orders"`);
+  if (fromConfig !== undefined && envScopes && scopeSet(fromConfig) !== scopeSet(envScopes))
+    problems.push(
+      `shopify.scopes and ${fromEnv!.name} disagree: ${JSON.stringify(fromConfig)} in the config, ${JSON.stringify(envScopes)} in the environment; ` +
+        'set one of them, or make them name the same scopes',
+    );
+  return fromConfig ?? (envScopes || undefined);
 }
 
 function displayPath(projectDir: string, file: string): string {
@@ -89,7 +116,7 @@ function displayPath(projectDir: string, file: string): string {
 }
 
 /** Read an app TOML file; problems name the path. Returns null when the file is missing or unreadable. */
-function readAppToml(projectDir: string, file: string, where: string, problems: string[]): AppToml | null {
+export function readAppToml(projectDir: string, file: string, where: string, problems: string[]): AppToml | null {
   const absolute = resolve(projectDir, file);
   const path = displayPath(projectDir, absolute);
   if (!existsSync(absolute)) {
@@ -137,16 +164,26 @@ function readAppToml(projectDir: string, file: string, where: string, problems: 
   return ok ? result : null;
 }
 
-/** The first `platform.app*.toml` of the project directory, sorted by name. */
-function findAppToml(projectDir: string): string | undefined {
+/**
+ * The app TOML files of the project directory that single-app mode reads: `shopify.app.toml` (else the first
+ * `shopify.app*.toml` by name) and the first `platform.app*.toml` by name; either may be missing. The first of the two
+ * found is the one used.
+ */
+export function findAppTomls(projectDir: string): string[] {
   let names: string[];
   try {
     names = readdirSync(projectDir);
   } catch {
-    return undefined;
+    return [];
   }
-  return names.filter((name) => APP_TOML_PATTERN.test(name)).sort()[0];
+  // shopify.app.toml is the CLI's default file (the others are `--config <name>` variants): it comes first of its kind
+  const cli = names.includes(CLI_DEFAULT_TOML) ? CLI_DEFAULT_TOML : undefined;
+  return APP_TOML_PATTERNS.map((pattern, i) => (i === 0 && cli) || names.filter((name) => pattern.test(name)).sort()[0]).filter(
+    (n) => n !== undefined,
+  );
 }
+
+const CLI_DEFAULT_TOML = 'shopify.app.toml';
 
 /** `shopify.scopes` when given: a non-empty string. */
 function globalScopes(shopify: PlatformConfig, problems: string[]): string | undefined {
@@ -165,19 +202,27 @@ function resolveSingle(
   projectDir: string,
   problems: string[],
 ): Omit<ResolvedPlatform, 'apiVersion' | 'byApiKey' | 'byHandle'> {
-  const apiKey = envValue(env, 'PLATFORM_API_KEY');
-  const apiSecret = envValue(env, 'PLATFORM_API_SECRET');
-  const missing = [apiKey === undefined && 'PLATFORM_API_KEY', apiSecret === undefined && 'PLATFORM_API_SECRET'].filter(Boolean);
-  for (const name of missing) {
+  const apiKey = readAliased(env, PLATFORM_VARIABLES.apiKey, problems)?.value;
+  const apiSecret = readAliased(env, PLATFORM_VARIABLES.apiSecret, problems)?.value;
+  if (apiKey === undefined)
     problems.push(
-      `${name}: required in single-app mode (\`shopify.apps\` is not configured); set it to the app's ${name === 'PLATFORM_API_KEY' ? 'client ID' : 'client secret'}`,
+      "PLATFORM_API_KEY: required in single-app mode (`shopify.apps` is not configured); set it (or SHOPIFY_API_KEY) to the app's client ID",
     );
-  }
+  if (apiSecret === undefined)
+    problems.push(
+      "PLATFORM_API_SECRET: required in single-app mode (`shopify.apps` is not configured); set it (or SHOPIFY_API_SECRET) to the app's client secret",
+    );
   const appUrl = appUrlFromEnv(env, problems);
-  let scopes = globalScopes(shopify, problems) ?? null;
-  if (shopify.scopes === undefined) {
-    const file = findAppToml(projectDir);
-    if (file !== undefined) scopes = readAppToml(projectDir, file, 'shopify.scopes', problems)?.scopes ?? null;
+  let scopes = configuredScopes(shopify, env, problems) ?? null;
+  if (scopes === null && shopify.scopes === undefined) {
+    const files = findAppTomls(projectDir).map((file) => readAppToml(projectDir, file, 'shopify.scopes', problems));
+    const [used, other] = files;
+    scopes = used?.scopes ?? null;
+    if (used && other && (used.scopes === null ? null : scopeSet(used.scopes)) !== (other.scopes === null ? null : scopeSet(other.scopes)))
+      problems.push(
+        `shopify.scopes: not set, and "${used.path}" (${JSON.stringify(used.scopes)}) and "${other.path}" (${JSON.stringify(other.scopes)}) ` +
+          'disagree on [access_scopes] scopes; make them agree, remove one, or set `shopify.scopes`',
+      );
   }
   return {
     mode: 'single',
@@ -263,8 +308,8 @@ function resolveMulti(
     else byKey.set(app.apiKey, app.handle);
   }
 
-  let scopes = globalScopes(shopify, problems) ?? null;
-  if (shopify.scopes === undefined && tomls.length > 0) {
+  let scopes = configuredScopes(shopify, env, problems) ?? null;
+  if (scopes === null && shopify.scopes === undefined && tomls.length > 0) {
     const distinct = new Set(tomls.map((toml) => toml.scopes));
     if (distinct.size > 1) {
       const listed = tomls

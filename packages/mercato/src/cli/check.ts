@@ -1,5 +1,7 @@
-import { join } from 'node:path';
-import type { ResolvedPlatform } from '../app/platform.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { findAppTomls, type ResolvedPlatform } from '../app/platform.ts';
+import { tomlWarnings } from '../app/toml-check.ts';
 import { collectProblems, resolveStartup } from '../app/startup.ts';
 import { ConfigError } from '../app/validate.ts';
 import { type LoadedRoute, inspectRoutes } from '../routes/loader.ts';
@@ -41,6 +43,7 @@ async function report(
   const c = instance.config;
   const names = (o: object) => Object.keys(o).join(', ') || '(none)';
   io.out(`✓ ${configPath} is valid`);
+  for (const warning of appTomlWarnings(instance, projectDir, platform!)) io.err(`warning: ${warning}`);
   io.out(`  apps:       ${platform!.apps.map((a) => `${a.handle} (${a.appUrl ?? 'no app URL'})`).join(', ')} [${platform!.mode}-app mode]`);
   io.out(`  scopes:     ${platform!.scopes ?? '(none)'}`);
   io.out(`  flows:      ${names(c.flows)}`);
@@ -68,6 +71,26 @@ async function report(
       .join(', ')}`,
   );
   return 0;
+}
+
+/** The app TOML files the config uses (single-app: those found in the project folder; multi-app: `apps.*.toml`), checked. */
+function appTomlWarnings(instance: MercatoInstance<any, any>, projectDir: string, platform: ResolvedPlatform): string[] {
+  const shopify = instance.config.shopify ?? {};
+  const files =
+    shopify.apps === undefined
+      ? findAppTomls(projectDir)
+      : Object.values(shopify.apps)
+          .map((app) => app.toml)
+          .filter((t): t is string => typeof t === 'string' && t.trim() !== '');
+  const handlerTopics = Object.keys(instance.config.webhooks);
+  const warnings: string[] = [];
+  for (const file of new Set(files)) {
+    const absolute = resolve(projectDir, file);
+    if (!existsSync(absolute)) continue; // a missing apps.*.toml is a configuration error, reported before
+    const shown = relative(projectDir, absolute) || file;
+    warnings.push(...tomlWarnings({ path: shown, text: readFileSync(absolute, 'utf8'), handlerTopics, apiVersion: platform.apiVersion }));
+  }
+  return warnings;
 }
 
 function routesLine(routes: LoadedRoute[]): string {

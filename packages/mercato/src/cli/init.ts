@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve } from 'node:path';
+import { LATEST_STABLE_API_VERSION } from '../app/platform.ts';
 import { PACKAGE_ROOT } from '../package-root.ts';
 import { MERCATO_VERSION } from '../version.ts';
 
@@ -186,6 +187,8 @@ export async function runInit(options: InitOptions): Promise<number> {
     name,
     mercatoSpec: mercatoDependencySpec(options.mercatoSpec, cwd),
     zodSpec: deps.zod ?? '^4',
+    // shopify.app.toml's [webhooks] api_version: the Admin API version the app's client uses by default
+    apiVersion: LATEST_STABLE_API_VERSION,
   };
 
   const written: string[] = [];

@@ -27,7 +27,7 @@ import { ConfigError } from '../app/validate.ts';
 import { secretFieldsOf } from '../providers/fields.ts';
 import { devEncryptionKey, encryptStoredPlaintext } from './secrets-at-rest.ts';
 import { redactUrl } from './migrate.ts';
-import { applyDevDefaults } from './dev-defaults.ts';
+import { applyDevDefaults, platformCliVariables } from './dev-defaults.ts';
 import { CliError, type LoadedConfig, findConfigFile, loadConfig } from './load-config.ts';
 import { dirname } from 'node:path';
 import { type CliIo, type CliValues, reportError } from './main.ts';
@@ -41,7 +41,11 @@ export const RELOAD_GRACE_MS = 5_000;
 export async function runServe(command: 'dev' | 'start' | 'worker', values: CliValues, io: CliIo): Promise<number> {
   const env = io.env;
   if (command === 'dev') env.NODE_ENV ??= 'development';
-  if (values.port !== undefined) env.PORT = String(values.port);
+  if (values.port !== undefined) {
+    // the option beats both names of the port (the platform CLI's BACKEND_PORT too)
+    env.PORT = String(values.port);
+    delete env.BACKEND_PORT;
+  }
   if (values.logLevel !== undefined) env.LOG_LEVEL = values.logLevel;
   if (values.metricsPort !== undefined) env.MERCATO_METRICS_PORT = String(values.metricsPort);
   if (command === 'dev') return runDev(values, io);
@@ -160,6 +164,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
   if (!Number.isInteger(simPort) || simPort < 0 || simPort > 65535)
     throw new CliError(`MERCATO_SIM_PORT must be a port number from 0 to 65535 (got "${env.MERCATO_SIM_PORT}")`, 2);
   const logger: Logger = createLogger({ level: sessionEnv.logLevel, pretty: true });
+  const underPlatformCli = platformCliVariables(env);
   // the slow steps of a start at once: bundle and import the app, open the database, start the simulator
   const [loadedResult, dbResult, simResult] = await Promise.allSettled([
     loadConfig(io.cwd, values.config),
@@ -168,7 +173,8 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
         ? { url: sessionEnv.databaseUrl, applicationName: 'mercato-dev', log: logger, poolSize: sessionEnv.dbPoolSize }
         : { dataDir: sessionEnv.dataDir },
     ),
-    startDevPlatform(env, { port: simPort }),
+    // under the platform CLI (`shopify app dev`), the real platform: no simulator
+    underPlatformCli ? Promise.resolve(undefined) : startDevPlatform(env, { port: simPort }),
   ]);
   if (loadedResult.status === 'rejected' || dbResult.status === 'rejected' || simResult.status === 'rejected') {
     if (loadedResult.status === 'fulfilled') loadedResult.value.dispose();
@@ -306,7 +312,9 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       `  health:        ${base}/healthz, ${base}/readyz`,
       devPlatform
         ? `  platform:      simulator at ${devPlatform.url} (shops ${devPlatform.shops().join(', ')}; webhooks → ${server.url}/webhooks)`
-        : `  platform:      ${sessionEnv.platformOrigin ?? 'https://<shop>'}`,
+        : underPlatformCli
+          ? `  platform:      the real platform (https://<shop>), run by the platform CLI (${underPlatformCli.join(', ')} set); no simulator`
+          : `  platform:      ${sessionEnv.platformOrigin ?? 'https://<shop>'}`,
       `  database:      ${describeDb({ env: sessionEnv } as Pick<Runtime, 'env'>)}`,
       `  apps:          ${runtime.platform.apps.map((a) => a.handle).join(', ')}`,
       `  worker:        in-process; crons: ${runtime.config.crons.length}`,

@@ -113,6 +113,17 @@ describe('loadRuntimeEnv values', () => {
 });
 
 describe('loadRuntimeEnv errors', () => {
+  it('reads the port from BACKEND_PORT too (the platform CLI sets it); PORT and BACKEND_PORT that disagree name both', () => {
+    expect(load({ BACKEND_PORT: '4321' }).port).toBe(4321);
+    expect(load({ PORT: '4321', BACKEND_PORT: '04321' }).port).toBe(4321);
+    expect(thrown(() => load({ PORT: '4321', BACKEND_PORT: '4322' }), ConfigError).problems).toEqual([
+      expect.stringMatching(/^PORT and BACKEND_PORT are both set and disagree/),
+    ]);
+    expect(thrown(() => load({ BACKEND_PORT: 'x' }), ConfigError).problems).toEqual([
+      expect.stringMatching(/^BACKEND_PORT: "x" is not a port number/),
+    ]);
+  });
+
   it.each(['abc', '-1', '65536', '30.5', '3000x'])('rejects PORT=%s', (port) => {
     const error = thrown(() => load({ PORT: port }), ConfigError);
     expect(error.problems).toEqual([expect.stringMatching(/^PORT: .* is not a port number/)]);

@@ -62,17 +62,97 @@ describe('single-app mode', () => {
     ]);
   });
 
+  it("accepts the platform CLI's SHOPIFY_API_KEY and SHOPIFY_API_SECRET beside PLATFORM_*; two that disagree name both, never the values", () => {
+    const cli = { SHOPIFY_API_KEY: 'cli-key', SHOPIFY_API_SECRET: 'cli-secret' };
+    expect(resolvePlatform({}, cli, project()).apps[0]).toMatchObject({ apiKey: 'cli-key', apiSecret: 'cli-secret' });
+    expect(
+      resolvePlatform({}, { ...cli, PLATFORM_API_KEY: 'cli-key', PLATFORM_API_SECRET: 'cli-secret' }, project()).apps[0],
+    ).toMatchObject({
+      apiKey: 'cli-key',
+      apiSecret: 'cli-secret',
+    });
+    const problems = problemsOf(() =>
+      resolvePlatform({}, { ...cli, PLATFORM_API_KEY: 'other-key', PLATFORM_API_SECRET: 'other-secret' }, project()),
+    );
+    expect(problems).toEqual([
+      expect.stringMatching(/^PLATFORM_API_KEY and SHOPIFY_API_KEY are both set and disagree/),
+      expect.stringMatching(/^PLATFORM_API_SECRET and SHOPIFY_API_SECRET are both set and disagree/),
+    ]);
+    expect(problems.join('\n')).not.toMatch(/cli-secret|other-secret|cli-key|other-key/);
+  });
+
+  it('takes scopes from SCOPES (the platform CLI sets it) when shopify.scopes is not set, before any TOML file', () => {
+    const dir = project({ 'shopify.app.toml': appToml({ scopes: 'read_orders' }) });
+    expect(resolvePlatform({}, { ...CREDENTIALS, SCOPES: 'write_products, read_products' }, dir).scopes).toBe(
+      'write_products,read_products',
+    );
+    // the same scopes in another order agree
+    expect(
+      resolvePlatform({ scopes: 'read_products,write_products' }, { ...CREDENTIALS, SCOPES: 'write_products,read_products' }, dir).scopes,
+    ).toBe('read_products,write_products');
+    expect(problemsOf(() => resolvePlatform({ scopes: 'read_products' }, { ...CREDENTIALS, SCOPES: 'read_orders' }, dir))).toEqual([
+      'shopify.scopes and SCOPES disagree: "read_products" in the config, "read_orders" in the environment; set one of them, or make them name the same scopes',
+    ]);
+    expect(problemsOf(() => resolvePlatform({}, { ...CREDENTIALS, SCOPES: ' , ' }, dir))).toEqual([
+      expect.stringMatching(/^SCOPES: must name at least one scope/),
+    ]);
+  });
+
+  it("reads scopes from the platform CLI's shopify.app*.toml before platform.app*.toml; the two disagreeing name both", () => {
+    const cliFile = project({
+      'shopify.app.toml': appToml({ scopes: 'read_orders' }),
+      'shopify.app.staging.toml': appToml({ scopes: 'x' }),
+    });
+    // shopify.app.toml is the CLI's default file; a --config variant is read only without it
+    expect(resolvePlatform({}, CREDENTIALS, cliFile).scopes).toBe('read_orders');
+    const variant = project({
+      'shopify.app.staging.toml': appToml({ scopes: 'read_staging' }),
+      'shopify.app.z.toml': appToml({ scopes: 'z' }),
+    });
+    expect(resolvePlatform({}, CREDENTIALS, variant).scopes).toBe('read_staging');
+    const both = project({
+      'shopify.app.toml': appToml({ scopes: 'read_orders' }),
+      'platform.app.toml': appToml({ scopes: 'read_orders' }),
+    });
+    expect(resolvePlatform({}, CREDENTIALS, both).scopes).toBe('read_orders');
+    const disagree = project({
+      'shopify.app.toml': appToml({ scopes: 'read_orders' }),
+      'platform.app.toml': appToml({ scopes: 'read_products' }),
+    });
+    expect(problemsOf(() => resolvePlatform({}, CREDENTIALS, disagree))).toEqual([
+      expect.stringMatching(
+        /^shopify\.scopes: not set, and "shopify\.app\.toml" \("read_orders"\) and "platform\.app\.toml" \("read_products"\) disagree/,
+      ),
+    ]);
+  });
+
   it('never echoes the secret', () => {
     const problems = problemsOf(() => resolvePlatform({}, { PLATFORM_API_SECRET: 'very-secret-value' }, project()));
     expect(problems.join('\n')).not.toContain('very-secret-value');
   });
 
-  it('takes the app URL from HOST before PLATFORM_APP_URL', () => {
+  it('takes the app URL from HOST, SHOPIFY_APP_URL or PLATFORM_APP_URL; several set must agree', () => {
     const dir = project();
     expect(
-      resolvePlatform({}, { ...CREDENTIALS, HOST: 'https://host.example/', PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0]
-        .appUrl,
+      resolvePlatform({}, { ...CREDENTIALS, HOST: 'https://host.example/', PLATFORM_APP_URL: 'https://host.example' }, dir).apps[0].appUrl,
     ).toBe('https://host.example');
+    expect(resolvePlatform({}, { ...CREDENTIALS, SHOPIFY_APP_URL: 'https://tunnel.example/' }, dir).apps[0].appUrl).toBe(
+      'https://tunnel.example',
+    );
+    expect(
+      problemsOf(() =>
+        resolvePlatform({}, { ...CREDENTIALS, HOST: 'https://host.example', PLATFORM_APP_URL: 'https://app-url.example' }, dir),
+      ),
+    ).toEqual([expect.stringMatching(/^HOST and PLATFORM_APP_URL are both set and disagree/)]);
+    expect(
+      problemsOf(() =>
+        resolvePlatform(
+          {},
+          { ...CREDENTIALS, SHOPIFY_APP_URL: 'https://tunnel.example', PLATFORM_APP_URL: 'https://app-url.example' },
+          dir,
+        ),
+      ),
+    ).toEqual([expect.stringMatching(/^SHOPIFY_APP_URL and PLATFORM_APP_URL are both set and disagree/)]);
     expect(resolvePlatform({}, { ...CREDENTIALS, PLATFORM_APP_URL: 'https://app-url.example' }, dir).apps[0].appUrl).toBe(
       'https://app-url.example',
     );
@@ -172,7 +252,8 @@ describe('multi-app mode', () => {
   });
 
   describe('appUrl resolution', () => {
-    const env = { HOST: 'https://host.example', PLATFORM_APP_URL: 'https://app-url.example' };
+    const env = { HOST: 'https://host.example' };
+    const appUrlEnv = { PLATFORM_APP_URL: 'https://app-url.example' };
 
     it('with TOML: the override wins over application_url', () => {
       const dir = project({ 'a.toml': appToml({ clientId: 'k', url: 'https://toml.example' }) });
@@ -187,7 +268,7 @@ describe('multi-app mode', () => {
       const apps = { a: { toml: 'a.toml', apiSecret: 's' } };
       expect(resolvePlatform({ apps }, env, withUrl).apps[0].appUrl).toBe('https://toml.example');
       expect(resolvePlatform({ apps }, env, noUrl).apps[0].appUrl).toBe('https://host.example');
-      expect(resolvePlatform({ apps }, { PLATFORM_APP_URL: env.PLATFORM_APP_URL }, noUrl).apps[0].appUrl).toBe('https://app-url.example');
+      expect(resolvePlatform({ apps }, appUrlEnv, noUrl).apps[0].appUrl).toBe('https://app-url.example');
       expect(resolvePlatform({ apps }, {}, noUrl).apps[0].appUrl).toBeNull();
     });
 
@@ -198,7 +279,7 @@ describe('multi-app mode', () => {
       ).toBe('https://override.example');
       const apps = { a: { apiKey: 'k', apiSecret: 's' } };
       expect(resolvePlatform({ apps }, env, dir).apps[0].appUrl).toBe('https://host.example');
-      expect(resolvePlatform({ apps }, { PLATFORM_APP_URL: env.PLATFORM_APP_URL }, dir).apps[0].appUrl).toBe('https://app-url.example');
+      expect(resolvePlatform({ apps }, appUrlEnv, dir).apps[0].appUrl).toBe('https://app-url.example');
       expect(resolvePlatform({ apps }, {}, dir).apps[0].appUrl).toBeNull();
     });
 

@@ -331,6 +331,41 @@ describe('mercato CLI', () => {
     expect(await s.exited).toBe(0);
   });
 
+  it('dev under the platform CLI (`shopify app dev`): its variables are read, no simulator starts, and the banner says so', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const simPort = port + 1;
+    const s = startServer(
+      ['dev', '--no-watch'],
+      MINIMAL,
+      baseEnv({
+        BACKEND_PORT: String(port),
+        PORT: String(port),
+        SHOPIFY_API_KEY: 'cli-client-id',
+        SHOPIFY_API_SECRET: 'cli-client-secret',
+        SCOPES: 'read_orders',
+        SHOPIFY_APP_URL: 'https://tunnel.example.com',
+        MERCATO_SIM_PORT: String(simPort),
+      }),
+    );
+    expect(await s.url).toBe(`http://localhost:${port}`);
+    const out = s.output();
+    expect(out).toMatch(
+      /platform: +the real platform \(https:\/\/<shop>\), run by the platform CLI \(SHOPIFY_API_KEY, SHOPIFY_API_SECRET, SCOPES, SHOPIFY_APP_URL, BACKEND_PORT, PORT set\); no simulator/,
+    );
+    expect(out).not.toContain('simulator at');
+    expect(out).not.toContain('using development values');
+    expect(out).not.toContain('cli-client-secret');
+    // nothing listens where the simulator would
+    const simAnswer = await fetch(`http://127.0.0.1:${simPort}/`).then(
+      (r) => r.status,
+      () => 'refused',
+    );
+    expect(simAnswer).toBe('refused');
+    expect((await fetch(`http://localhost:${port}/healthz`)).status).toBe(200);
+    s.child.kill('SIGINT');
+    expect(await s.exited).toBe(0);
+  });
+
   it('worker: --concurrency beats worker.concurrency from the config, which beats 5; --prefetch beats worker.prefetch (100)', async () => {
     let prefetch = '';
     const started = (args: string[], config = join(MINIMAL, 'service.config.ts'), extra: Record<string, string> = {}) =>

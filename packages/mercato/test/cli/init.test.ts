@@ -9,7 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse as parseToml } from 'smol-toml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LATEST_STABLE_API_VERSION } from '../../src/app/platform.ts';
 import { isMercatoInstance } from '../../src/app/app.ts';
 import { resolveStartup } from '../../src/app/startup.ts';
 import { runCheck } from '../../src/cli/check.ts';
@@ -34,6 +36,8 @@ const EXPECTED_FILES = [
   'package.json',
   'routes/sync.ts',
   'service.config.ts',
+  'shopify.app.toml',
+  'shopify.web.toml',
   'test/sync-orders.test.ts',
   'tsconfig.json',
   'webhooks/orders-create.ts',
@@ -157,6 +161,32 @@ describe('mercato init: the scaffold', () => {
     expect({ code, err }).toEqual({ code: 0, err: [] });
     expect(out.join('\n')).toContain('/routes/sync (POST; auth function)');
     rmSync(join(app, '.mercato'), { recursive: true, force: true });
+  });
+
+  it("writes the platform CLI's shopify.app.toml and shopify.web.toml: scopes, every handler and the compliance topics subscribed, the dev command", () => {
+    const appToml = parseToml(readFileSync(join(app, 'shopify.app.toml'), 'utf8')) as any;
+    expect(appToml.client_id).toMatch(/REPLACE/);
+    expect(appToml.name).toBe('my-shop-app');
+    expect(appToml.access_scopes.scopes).toBe('read_orders');
+    expect(appToml.webhooks.api_version).toBe(LATEST_STABLE_API_VERSION);
+    const subscriptions = appToml.webhooks.subscriptions as Array<{ topics?: string[]; compliance_topics?: string[]; uri: string }>;
+    expect(subscriptions.flatMap((s) => s.topics ?? []).sort()).toEqual(['app/uninstalled', 'orders/create']);
+    expect(subscriptions.flatMap((s) => s.compliance_topics ?? []).sort()).toEqual([
+      'customers/data_request',
+      'customers/redact',
+      'shop/redact',
+    ]);
+    expect(new Set(subscriptions.map((s) => s.uri))).toEqual(new Set(['/webhooks']));
+    const webToml = parseToml(readFileSync(join(app, 'shopify.web.toml'), 'utf8')) as any;
+    expect(webToml.roles).toEqual(['frontend', 'backend']);
+    expect(webToml.webhooks_path).toBe('/webhooks');
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8'));
+    expect(webToml.commands.dev).toBe('npm run dev');
+    expect(pkg.scripts.dev).toBe('mercato dev');
+    // the scaffold's config reads its scopes from the file
+    expect(
+      resolveStartup({}, { PLATFORM_API_KEY: 'k', PLATFORM_API_SECRET: 's' }, { projectDir: app, mode: 'check' }).platform.scopes,
+    ).toBe('read_orders');
   });
 
   it('type-checks with tsc', () => {
