@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import demo from '../../../../examples/demo/service.config.ts';
+import { PORT_VARIABLES } from '../../src/app/env.ts';
+import { PLATFORM_VARIABLES } from '../../src/app/platform.ts';
 import { resolveStartup } from '../../src/app/startup.ts';
 import { ConfigError } from '../../src/app/validate.ts';
 
@@ -200,8 +202,8 @@ describe('docs/deploy.md', () => {
   it('names every environment variable the code reads', () => {
     const doc = read('docs/deploy.md');
     const names = variablesReadBySrc();
-    // read in a loop by src/app/platform.ts (publicUrlFromEnv)
-    for (const name of ['HOST', 'PLATFORM_APP_URL']) names.add(name);
+    // read through lists of names (src/app/platform.ts PLATFORM_VARIABLES, src/app/env.ts PORT_VARIABLES)
+    for (const name of [...Object.values(PLATFORM_VARIABLES).flat(), ...PORT_VARIABLES]) names.add(name);
     expect(names.size).toBeGreaterThan(10);
     const missing = [...names].filter((name) => !doc.includes(`\`${name}\``));
     expect(missing).toEqual([]);
