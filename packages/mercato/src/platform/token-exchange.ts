@@ -52,6 +52,8 @@ export async function exchangeSessionToken(options: ExchangeOptions): Promise<Ex
         subject_token: options.sessionToken,
         subject_token_type: ID_TOKEN_TYPE,
         requested_token_type: OFFLINE_ACCESS_TOKEN_TYPE,
+        // a non-expiring offline token, as the platform's own library asks by default (test/platform/official-libraries.test.ts)
+        expiring: '0',
       }),
       signal: options.signal ? AbortSignal.any([options.signal, timeout]) : timeout,
     });
