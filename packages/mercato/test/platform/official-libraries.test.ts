@@ -211,6 +211,10 @@ describeEngines('Mercato and the library on the same tokens and the same exchang
     expect(verdicts).toEqual(
       variants.map(([name]) => (name === 'valid' ? { name, library: true, mercato: 200 } : { name, library: false, mercato: 401 })),
     );
+    // stricter than the library: a token whose iss and dest name different shops
+    const mixed = await libraryShapedToken({ iss: 'https://shop-two.myshopify.com/admin' });
+    expect(await shopify.session.decodeSessionToken(mixed)).toMatchObject({ iss: 'https://shop-two.myshopify.com/admin' });
+    expect((await fetch(`${t.url}/api/flows`, { headers: { authorization: `Bearer ${mixed}` } })).status).toBe(401);
   });
 
   it("the token-exchange request equals the library's: endpoint, method, content type and parameters", async () => {
