@@ -100,7 +100,7 @@ export interface Watched {
   close(): Promise<void>;
 }
 
-export async function launch(origin: string): Promise<Watched> {
+export async function launch(origin: string, options: { args?: string[] } = {}): Promise<Watched> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -113,6 +113,7 @@ export async function launch(origin: string): Promise<Watched> {
       '--no-first-run',
       '--disable-quic',
       '--disable-dev-shm-usage',
+      ...(options.args ?? []),
     ],
   });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, acceptDownloads: true, baseURL: origin });
