@@ -78,7 +78,9 @@ export function readAliased(
     if (value === undefined) continue;
     if (first === undefined) first = { name, value };
     else if (normalise(value) !== normalise(first.value))
-      problems.push(`${first.name} and ${name} are both set and disagree: they name the same value (set one of them, or give both the same value)`);
+      problems.push(
+        `${first.name} and ${name} are both set and disagree: they name the same value (set one of them, or give both the same value)`,
+      );
   }
   return first;
 }

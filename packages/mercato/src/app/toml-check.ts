@@ -54,15 +54,17 @@ export function tomlWarnings(input: TomlCheckInput): string[] {
   lines.forEach((l, i) => {
     if (/^\s*\[\[\s*webhooks\.subscriptions\s*\]\]/.test(l)) headers.push(i + 1);
   });
-  const subscriptions: Subscription[] = (Array.isArray(webhooks.subscriptions) ? webhooks.subscriptions : []).map((s: unknown, i: number) => {
-    const entry = (typeof s === 'object' && s !== null ? s : {}) as Record<string, unknown>;
-    return {
-      topics: stringsOf(entry.topics),
-      complianceTopics: stringsOf(entry.compliance_topics),
-      uri: entry.uri,
-      line: headers[i] ?? webhooksLine,
-    };
-  });
+  const subscriptions: Subscription[] = (Array.isArray(webhooks.subscriptions) ? webhooks.subscriptions : []).map(
+    (s: unknown, i: number) => {
+      const entry = (typeof s === 'object' && s !== null ? s : {}) as Record<string, unknown>;
+      return {
+        topics: stringsOf(entry.topics),
+        complianceTopics: stringsOf(entry.compliance_topics),
+        uri: entry.uri,
+        line: headers[i] ?? webhooksLine,
+      };
+    },
+  );
   const warnings: string[] = [];
   const at = (line: number) => `${path}:${line}`;
 
@@ -114,6 +116,8 @@ export function tomlWarnings(input: TomlCheckInput): string[] {
         '(make them equal: the file, or `shopify.apiVersion` in the config)',
     );
   else if (version === undefined && subscriptions.length > 0)
-    warnings.push(`${at(webhooksLine)}: [webhooks] has no api_version: the platform picks one for the deliveries (set it to ${apiVersion})`);
+    warnings.push(
+      `${at(webhooksLine)}: [webhooks] has no api_version: the platform picks one for the deliveries (set it to ${apiVersion})`,
+    );
   return warnings;
 }

@@ -28,5 +28,7 @@ export function applyDevDefaults(env: NodeJS.ProcessEnv, shopify: PlatformConfig
 export function platformCliVariables(env: NodeJS.ProcessEnv): string[] | null {
   if (env.PLATFORM_ORIGIN?.trim()) return null;
   if (!env.SHOPIFY_API_KEY?.trim() || !env.SHOPIFY_API_SECRET?.trim()) return null;
-  return ['SHOPIFY_API_KEY', 'SHOPIFY_API_SECRET', 'SCOPES', 'SHOPIFY_APP_URL', 'HOST', 'BACKEND_PORT', 'PORT'].filter((n) => env[n]?.trim());
+  return ['SHOPIFY_API_KEY', 'SHOPIFY_API_SECRET', 'SCOPES', 'SHOPIFY_APP_URL', 'HOST', 'BACKEND_PORT', 'PORT'].filter((n) =>
+    env[n]?.trim(),
+  );
 }
