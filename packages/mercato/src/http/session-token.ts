@@ -1,7 +1,7 @@
 /**
  * Platform session tokens (JWT, HS256). The rules are in docs/admin-api.md ("Authentication"): three base64url
  * parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of our apps' API keys, `exp`/`nbf` with at
- * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
+ * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, a lifetime of at most MAX_SESSION_TOKEN_LIFETIME_SECONDS, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
  * the algorithm pinned; it checks the HMAC with WebCrypto's `subtle.verify`, a constant-time comparison); we only pick
  * the app's secret by `aud` first and map jose's errors to our 401 reasons. A token verified once is kept (by its exact
  * text) until it expires, so the requests that reuse it are not checked again (VERIFIED_TOKENS_CACHED).
@@ -23,7 +23,13 @@ export const DEFAULT_SESSION_TOKEN_TTL_SECONDS = 60;
 
 export { SHOP_DOMAIN_RE, isShopDomain } from '../app/shop.ts';
 
-export type SessionTokenFailure = 'malformed' | 'algorithm' | 'audience' | 'signature' | 'expired' | 'not_yet_valid' | 'shop';
+export type SessionTokenFailure = 'malformed' | 'algorithm' | 'audience' | 'signature' | 'expired' | 'not_yet_valid' | 'lifetime' | 'shop';
+
+/**
+ * The longest life a session token may claim: `exp` − `iat` (or − now, whichever is earlier). The platform's tokens
+ * live one minute; a token claiming more than this was not made by it (docs/admin-api.md).
+ */
+export const MAX_SESSION_TOKEN_LIFETIME_SECONDS = 600;
 
 /** The `error` of the 401 body for each failure. */
 export const SESSION_TOKEN_ERRORS: Readonly<Record<SessionTokenFailure, string>> = Object.freeze({
@@ -33,6 +39,7 @@ export const SESSION_TOKEN_ERRORS: Readonly<Record<SessionTokenFailure, string>>
   signature: 'Invalid session token signature',
   expired: 'Session token expired',
   not_yet_valid: 'Session token not yet valid',
+  lifetime: `Session token lifetime is over ${MAX_SESSION_TOKEN_LIFETIME_SECONDS} s`,
   shop: 'Session token issuer and destination must be the same shop',
 });
 
@@ -142,6 +149,8 @@ export async function verifySessionToken(
   }
 
   // Claims are trusted only from here on.
+  const issued = typeof claims.iat === 'number' && Number.isFinite(claims.iat) ? Math.min(claims.iat, now) : now;
+  if ((claims.exp as number) - issued > MAX_SESSION_TOKEN_LIFETIME_SECONDS) return fail('lifetime');
   const issShop = shopOf(claims.iss, ISS_RE);
   const destShop = shopOf(claims.dest, DEST_RE);
   if (!issShop || !destShop || issShop !== destShop) return fail('shop');

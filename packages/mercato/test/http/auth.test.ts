@@ -2,7 +2,7 @@ import { createHmac, createSign, generateKeyPairSync, randomBytes } from 'node:c
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETRY_INVALID_SESSION_HEADER } from '../../src/http/auth.ts';
-import { signJwt } from '../../src/http/session-token.ts';
+import { MAX_SESSION_TOKEN_LIFETIME_SECONDS, signJwt } from '../../src/http/session-token.ts';
 import type { ApiEnv, ApiRouteGroup } from '../../src/http/types.ts';
 import { DEFAULT_APP, SHOP, bearer, makeApp, makePlatform, startTestServer, tokenFor } from './helpers.ts';
 
@@ -130,6 +130,33 @@ describe('session-token authentication over HTTP', () => {
     );
     const res = await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ nbf: now + 3 }), DEFAULT_APP.apiSecret)));
     expect(res.status).toBe(200);
+  });
+
+  it('401 for a lifetime (exp − iat, or − now) over the bound, such as exp 1e308; a minute or ten are accepted', async () => {
+    const now = nowS();
+    const lifetime = `Session token lifetime is over ${MAX_SESSION_TOKEN_LIFETIME_SECONDS} s`;
+    await expect401(await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ exp: 1e308 }), DEFAULT_APP.apiSecret))), lifetime);
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ iat: now, exp: now + 3600 }), DEFAULT_APP.apiSecret))),
+      lifetime,
+    );
+    // without iat, from now; an iat in the future does not shorten it
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ iat: undefined, exp: now + 700 }), DEFAULT_APP.apiSecret))),
+      lifetime,
+    );
+    await expect401(
+      await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ iat: now + 500, exp: now + 700 }), DEFAULT_APP.apiSecret))),
+      lifetime,
+    );
+    expect((await whoami(bearer(signJwt({ alg: 'HS256' }, claims({ iat: now, exp: now + 60 }), DEFAULT_APP.apiSecret)))).status).toBe(200);
+    expect(
+      (
+        await whoami(
+          bearer(signJwt({ alg: 'HS256' }, claims({ iat: now, exp: now + MAX_SESSION_TOKEN_LIFETIME_SECONDS }), DEFAULT_APP.apiSecret)),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('401 when iss and dest differ or dest is not a shop', async () => {
