@@ -1,7 +1,8 @@
 /**
  * Platform session tokens (JWT, HS256). The rules are in docs/admin-api.md ("Authentication"): three base64url
  * parts, `alg` HS256 only, HMAC-SHA256 with the app's secret, `aud` one of our apps' API keys, `exp`/`nbf` with at
- * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, a lifetime of at most MAX_SESSION_TOKEN_LIFETIME_SECONDS, `iss`/`dest` the same shop. Verification is `jose` (jwtVerify with
+ * most SESSION_TOKEN_LEEWAY_SECONDS of leeway, a lifetime of at most MAX_SESSION_TOKEN_LIFETIME_SECONDS, `iss`/`dest`
+ * the same shop. Verification is `jose` (jwtVerify with
  * the algorithm pinned; it checks the HMAC with WebCrypto's `subtle.verify`, a constant-time comparison); we only pick
  * the app's secret by `aud` first and map jose's errors to our 401 reasons. A token verified once is kept (by its exact
  * text) until it expires, so the requests that reuse it are not checked again (VERIFIED_TOKENS_CACHED).
