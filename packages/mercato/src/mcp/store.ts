@@ -1,5 +1,6 @@
 /** Every SQL statement of MCP tokens, audits and the installation hashing key. Tenant reads filter by (app_handle, shop). */
 import { type SQL, sql } from 'drizzle-orm';
+import { cleanText } from '../db/text.ts';
 import type { Database } from '../db/engine.ts';
 import { type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import { INSTALLATION_KEY_ID, newInstallationKey } from './secret.ts';
@@ -165,12 +166,15 @@ export interface AuditInput {
 /** Inserts audit records in one statement (the writer groups the records of concurrent calls). */
 export async function insertAudits(db: Query, audits: readonly AuditInput[]): Promise<void> {
   if (audits.length === 0) return;
+  // every text made storable (a NUL or a lone surrogate, which PostgreSQL refuses, becomes U+FFFD; cut after the
+  // slice, which may split a surrogate pair): a tool name or an error text a caller chose never loses the record
+  const text = (value: string, max = 1000) => cleanText(value.slice(0, max));
   const rows = audits.map(
     (
       a,
-    ) => sql`(${a.tokenId}::uuid, ${a.appHandle}, ${a.shop}, ${a.kind}, ${a.capability.slice(0, 200)}, ${JSON.stringify(a.permissions)}::jsonb,
-      ${JSON.stringify(a.requiredPermissions)}::jsonb, ${a.status}, ${a.error === null ? null : a.error.slice(0, 1000)}, ${Math.max(0, Math.round(a.durationMs))},
-      ${a.requestId}, ${a.targetShop})`,
+    ) => sql`(${a.tokenId}::uuid, ${text(a.appHandle)}, ${text(a.shop)}, ${a.kind}, ${text(a.capability, 200)}, ${JSON.stringify(a.permissions.map((p) => text(p)))}::jsonb,
+      ${JSON.stringify(a.requiredPermissions.map((p) => text(p)))}::jsonb, ${a.status}, ${a.error === null ? null : text(a.error)}, ${Math.max(0, Math.round(a.durationMs))},
+      ${a.requestId === null ? null : text(a.requestId, 200)}, ${a.targetShop === null ? null : text(a.targetShop)})`,
   );
   await db.query(sql`
     insert into mcp_audits (token_id, app_handle, shop, kind, capability, permissions, required_permissions, status, error, duration_ms, request_id, target_shop)

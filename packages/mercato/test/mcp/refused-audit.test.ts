@@ -68,6 +68,17 @@ describeEngines('MCP refusals in the audit', (get) => {
     }
   });
 
+  it('a tool name and an error text holding NUL characters still leave their audit record, made storable', async () => {
+    const { id, secret } = await s.createToken({ name: 'nul', permissions: ['test:read_orders'] });
+    const res = await call(secret, rpc('tools/call', { name: 'orders.\u0000nope\ud800', arguments: {} }));
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(await res.json())).toContain('error');
+    const [record] = await audits(id);
+    expect(record).toMatchObject({ kind: 'tool', capability: 'orders.\ufffdnope\ufffd', status: expect.any(String) });
+    expect(record.status).not.toBe('ok');
+    expect(record.error === null || !/\u0000/.test(record.error)).toBe(true);
+  });
+
   it('401 (unknown or wrong secret) writes nothing: there is no token to attribute it to', async () => {
     const { id, secret } = await s.createToken({ name: 'wrong secret' });
     const wrong = `${secret.slice(0, -4)}AAAA`;
