@@ -250,7 +250,7 @@ export async function serveOperations(runtime: Runtime, options: { port: number;
   const app = new Hono();
   const metrics = metricsOf(runtime);
   if (metrics) app.use('*', requestMetrics(metrics));
-  app.route('/', healthRouter({ version: runtime.version, checks: readinessOf(runtime) }));
+  app.route('/', healthRouter({ version: runtime.version, checks: readinessOf(runtime), logger: runtime.logger }));
   app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
   app.notFound(notFoundHandler);
   const server = await startHttpServer(app, { ...options, portSetting: '--metrics-port <n> or MERCATO_METRICS_PORT' });

@@ -66,7 +66,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
     return otherBodyLimit(c, next);
   });
 
-  app.route('/', healthRouter({ version: runtime.version, checks: options.readiness ?? { database: databaseCheck(runtime.db) } }));
+  app.route('/', healthRouter({ version: runtime.version, checks: options.readiness ?? { database: databaseCheck(runtime.db) }, logger }));
 
   const gatedGroups = groups.filter((g): g is ApiRouteGroup & { page: PageKey } => g.page !== undefined);
   const { apiPerShop } = resolveRateLimits(options.rateLimits);

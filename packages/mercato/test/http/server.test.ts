@@ -191,7 +191,7 @@ describeEngines('GET /healthz and GET /readyz', (getDb) => {
       expect(await res.json()).toEqual({
         ok: false,
         status: 'not ready',
-        checks: { database: { ok: false, error: 'the database does not answer' } },
+        checks: { database: { ok: false, error: 'database unreachable' } },
         version: '1.2.3',
       });
       // alive all the same: an orchestrator must not restart a process because its database is away
