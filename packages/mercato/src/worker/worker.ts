@@ -14,6 +14,7 @@ import { hostname } from 'node:os';
 import type { WorkerConfig } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Exec } from '../db/sql.ts';
+import { databaseUnavailableReason } from '../db/unavailable.ts';
 import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.ts';
 import { type CompletionBatcher, completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
@@ -106,6 +107,8 @@ export class Worker {
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private pendingWake = false;
+  /** The database outage this worker is in: when its first failure was, and how many failures since (databaseFailed). */
+  private outage: { since: number; failures: number } | undefined;
   /** A dispatch was announced (NOTIFY) since the last pass: claim even if the local queue is above half its target. */
   private announced = false;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -250,10 +253,12 @@ export class Worker {
           // an announced dispatch not claimed yet (the queue is at its bound) is claimed when a slot frees room
           if (announced) this.announced = true;
           await this.recover();
+          this.databaseBack();
           delay = config.pollIntervalMs;
         } else {
           const token = `${this.id}/${++this.claimSeq}`;
           const { runs: claimed, more } = await this.claim(token, want, Math.max(need, 0));
+          this.databaseBack();
           this.stats.polls++;
           const claimedAt = performance.now();
           // the runs whose start the claim recorded start now; those claimed ahead wait in the local queue
@@ -286,7 +291,7 @@ export class Worker {
           }
         }
       } catch (error) {
-        logger.error({ err: error, workerId: this.id }, 'worker poll failed; retrying');
+        if (!this.databaseFailed(error, 'poll')) logger.error({ err: error, workerId: this.id }, 'worker poll failed; retrying');
         delay = config.pollIntervalMs;
         reason = 'error';
       }
@@ -461,7 +466,8 @@ export class Worker {
       }
     } catch (error) {
       // the waiters look again by themselves (CONCURRENCY_RECHECK_MS)
-      this.options.logger.warn({ err: error, workerId: this.id }, 'could not wake the runs waiting for a concurrency slot');
+      if (!this.databaseFailed(error, 'wake'))
+        this.options.logger.warn({ err: error, workerId: this.id }, 'could not wake the runs waiting for a concurrency slot');
     }
   }
 
@@ -479,7 +485,8 @@ export class Worker {
       this.stats.handedBack += released.length;
     } catch (error) {
       // their leases run out and recovery hands them back instead
-      this.options.logger.warn({ err: error, workerId: this.id }, 'could not hand back runs claimed ahead');
+      if (!this.databaseFailed(error, 'hand back'))
+        this.options.logger.warn({ err: error, workerId: this.id }, 'could not hand back runs claimed ahead');
     }
   }
 
@@ -502,6 +509,31 @@ export class Worker {
     }
   }
 
+  /**
+   * A database call of the worker failed. When the database is away (db/unavailable.ts), an outage is logged once, at
+   * its start (`warn`, the reason, no stack), and its failures are counted; `databaseBack` logs its end. Returns false
+   * for any other error, which the caller logs as it comes.
+   */
+  private databaseFailed(error: unknown, during: string): boolean {
+    const reason = databaseUnavailableReason(error);
+    if (reason === undefined) return false;
+    if (this.outage) {
+      this.outage.failures++;
+      return true;
+    }
+    this.outage = { since: Date.now(), failures: 1 };
+    this.options.logger.warn({ workerId: this.id, reason, during }, 'database unavailable: the worker keeps its runs and retries');
+    return true;
+  }
+
+  /** A database call succeeded: an outage in progress ends (one `info` line with how long and how many failures). */
+  private databaseBack(): void {
+    if (!this.outage) return;
+    const { since, failures } = this.outage;
+    this.outage = undefined;
+    this.options.logger.info({ workerId: this.id, failures, downMs: Date.now() - since }, 'database available again: the worker goes on');
+  }
+
   private async beat() {
     await this.handBackStale();
     if (this.active.size === 0 && this.queue.size === 0) {
@@ -513,13 +545,14 @@ export class Worker {
     try {
       const owned = await heartbeat(this.exec, leases, this.options.config.leaseDurationMs);
       this.lastHeartbeatOk = Date.now();
+      this.databaseBack();
       for (const [id] of leases) {
         if (owned.has(id)) continue;
         this.queue.delete(id);
         this.active.get(id)?.interrupt('canceled');
       }
     } catch (error) {
-      this.options.logger.warn({ err: error, workerId: this.id }, 'heartbeat failed');
+      if (!this.databaseFailed(error, 'heartbeat')) this.options.logger.warn({ err: error, workerId: this.id }, 'heartbeat failed');
       if (Date.now() - this.lastHeartbeatOk > this.options.config.leaseDurationMs) {
         this.queue.clear(); // their leases ran out: another worker may have them
         for (const r of this.active.values()) r.interrupt('lease-lost');

@@ -16,7 +16,7 @@ import type { ApiEnv } from '../../src/http/types.ts';
 import { bearer, startTestServer, tokenFor } from '../http/helpers.ts';
 import { capturingLogger, eventually, rejection } from '../kit/index.ts';
 import { type TcpProxy, startTcpProxy } from '../kit/tcp-proxy.ts';
-import { type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
+import { type TestRuntime, startTestRuntime, testWorker } from '../helpers/runtime.ts';
 import { createMcpToken, instance, rpc, signedWebhook } from './fixture.ts';
 
 describe('what counts as "the database is unreachable"', () => {
@@ -208,5 +208,51 @@ describe.skipIf(!process.env.DATABASE_URL)('while PostgreSQL is unreachable [pos
     expect((await mcpCall(secret)).status).toBe(200);
     expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
     console.log(`F4: 4/4 endpoints answered 503 + Retry-After during the outage; back ${recoveryMs} ms after the proxy resumed`);
+  }, 60_000);
+});
+
+describe.skipIf(!process.env.DATABASE_URL)('a worker while PostgreSQL is unreachable [postgres]', () => {
+  it('logs one warning when the outage starts (no stack), none at error, and one info line with a count when it ends', async () => {
+    const captured = capturingLogger('info');
+    const database = await createTestDatabase('postgres');
+    const target = new URL(database.url!);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const db = await openDatabase({ url: proxy.urlFor(database.url!), poolSize: 4, applicationName: 'mercato-worker-outage' });
+    const t = await startTestRuntime(instance, db, { env: { PLATFORM_ORIGIN: 'http://127.0.0.1:9' } });
+    const worker = testWorker(t.runtime, db, {
+      logger: captured.logger,
+      config: { pollIntervalMs: 50, pollMaxIntervalMs: 100, pollBackoffCoefficient: 1, leaseDurationMs: 3000 },
+      heartbeatIntervalMs: 100,
+    });
+    try {
+      await worker.start();
+      const before = captured.lines.length;
+      proxy.cut();
+      // polls every 50 ms, heartbeats every 100 ms: many failures in 1.5 s
+      await new Promise((r) => setTimeout(r, 1500));
+      proxy.resume();
+      const back = await eventually(
+        () => captured.lines.slice(before).find((l) => l.msg === 'database available again: the worker goes on'),
+        {
+          timeout: 15_000,
+        },
+      );
+      const during = captured.lines.slice(before);
+      const warned = during.filter((l) => l.msg === 'database unavailable: the worker keeps its runs and retries');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, workerId: worker.id, reason: expect.any(String) });
+      expect(JSON.stringify(warned[0])).not.toContain('stack');
+      expect(during.filter((l) => l.level >= 50)).toEqual([]);
+      expect(back).toMatchObject({ level: 30, workerId: worker.id, failures: expect.any(Number), downMs: expect.any(Number) });
+      expect(back.failures).toBeGreaterThan(1);
+      expect(back.downMs).toBeGreaterThanOrEqual(1000);
+    } finally {
+      proxy.resume();
+      await worker.stop({ graceMs: 1000 });
+      await t.close();
+      await db.close();
+      await proxy.close();
+      await database.drop();
+    }
   }, 60_000);
 });
