@@ -27,6 +27,10 @@ export interface RunDispatchedEvent extends EventBase<'run.dispatched'> {
   parentRunId: string | null;
   /** True when a debounced dispatch joined a run that was already waiting (`runId` is that run): no new row. */
   joined?: boolean;
+  /** The HTTP request that asked for it (X-Request-Id): API, route, page, webhook or MCP dispatches; null otherwise. */
+  requestId?: string | null;
+  /** The trace of that request when tracing is on (docs/tracing.md), else null. */
+  traceId?: string | null;
 }
 
 /**
@@ -142,6 +146,9 @@ export interface WebhookReceivedEvent extends EventBase<'webhook.received'> {
   handled: boolean;
   /** The run of `webhook:<topic>` (null for a duplicate or an unhandled topic). */
   runId: string | null;
+  /** The delivery's HTTP request id (X-Request-Id) and trace id (null without tracing). */
+  requestId?: string | null;
+  traceId?: string | null;
 }
 
 /** A cron tick was claimed and dispatched. */
@@ -176,6 +183,9 @@ export interface McpCallEvent extends EventBase<'mcp.call'> {
   durationMs: number;
   /** The JSON-RPC error message when status is `error`. */
   error: string | null;
+  /** The HTTP request id (X-Request-Id) and trace id (null without tracing) of the call. */
+  requestId?: string | null;
+  traceId?: string | null;
 }
 
 /**

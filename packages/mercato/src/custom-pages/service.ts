@@ -102,7 +102,7 @@ function contextFor(
       req.shop,
     ) as CustomPageContext['providers'],
     dispatchFlow: (options) =>
-      dispatchFlowFor(deps.dispatch, 'page', { appHandle: req.appHandle, shop: req.shop })({
+      dispatchFlowFor(deps.dispatch, 'page', { appHandle: req.appHandle, shop: req.shop, requestId: req.requestId })({
         flowName: options.flowName,
         input: options.input,
         retryPolicy: options.retryPolicy,

@@ -18,7 +18,7 @@ import type { RegisteredFlow } from './registry.ts';
 import { MAX_PRIORITY, MIN_PRIORITY, isPriority } from '../app/validate/shaping.ts';
 import type { ShapingKey, ShapingTenant } from '../app/types.ts';
 import { findBadText } from '../db/text.ts';
-import { ATTR, SpanKind, type Tracing, tenantAttributes } from '../telemetry/tracing.ts';
+import { ATTR, SpanKind, type Tracing, activeTraceId, tenantAttributes } from '../telemetry/tracing.ts';
 
 export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
 
@@ -41,6 +41,8 @@ export interface DispatchRequest {
    * gets no run and the dispatch rejects with DuplicateDeliveryError.
    */
   delivery?: DeliveryRecord;
+  /** The HTTP request that asked for the run (its X-Request-Id), told in `run.dispatched`; unset outside a request. */
+  requestId?: string;
 }
 
 export type DispatchFn = (request: DispatchRequest) => Promise<DispatchResult>;
@@ -206,6 +208,8 @@ function dispatcher(deps: DispatcherDeps) {
       trigger: request.trigger,
       parentRunId: request.parentRunId ?? null,
       ...(joined ? { joined: true } : {}),
+      requestId: request.requestId ?? null,
+      traceId: activeTraceId(),
     });
     return joined ? { runId, status: 'pending', joined: true } : { runId, status: 'pending' };
   };
@@ -258,7 +262,7 @@ function shapingKeys(
 export function dispatchFlowFor(
   dispatch: DispatchFn,
   trigger: Trigger,
-  defaults: { appHandle?: string; shop?: string | null; parentRunId?: string } = {},
+  defaults: { appHandle?: string; shop?: string | null; parentRunId?: string; requestId?: string } = {},
 ): (options: DispatchOptions) => Promise<DispatchResult> {
   return (o) =>
     dispatch({
@@ -270,5 +274,6 @@ export function dispatchFlowFor(
       retryPolicy: o.retryPolicy,
       priority: o.priority,
       parentRunId: defaults.parentRunId,
+      requestId: defaults.requestId,
     });
 }

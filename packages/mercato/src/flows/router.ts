@@ -82,6 +82,7 @@ export function flowsApi(deps: FlowsApiDeps): ApiRouteGroup[] {
       trigger: 'api',
       retryPolicy: retryPolicy as Partial<RetryPolicy> | undefined,
       priority,
+      requestId: c.get('requestId'),
     });
     return c.json(result, 202);
   });

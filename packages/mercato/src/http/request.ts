@@ -1,11 +1,12 @@
 /**
  * Per-request plumbing: the request id (echoed in `X-Request-Id`, available as `c.get('requestId')`), the access
- * log line (pino, debug level, trace for probes: method, path without query, status, duration, request id, and the
- * app and shop of an authenticated /api request; never a header) and the
- * security headers of the server's own non-HTML answers.
+ * log line (pino; its level follows the status, see accessLevel: method, route, path without query, status, duration,
+ * request id, and the app and shop of an authenticated /api request; never a header) and the security headers of the
+ * server's own non-HTML answers.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
 import type { Logger } from '../logger.ts';
 import type { ApiEnv } from './types.ts';
 
@@ -63,17 +64,35 @@ export function apiSecurityHeaders(): MiddlewareHandler<ApiEnv> {
 /** Paths that probes and scrapers call every few seconds: their access lines are at `trace`, not `debug`. */
 export const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-export function accessLog(logger: Logger): MiddlewareHandler<ApiEnv> {
+/**
+ * The access line's level: by the answer's status (`byStatus`: info below 400, warn for 4xx and for 503, which Mercato
+ * answers while the database is away, error for other 5xx), or debug; trace for the probes either way.
+ */
+export function accessLevel(path: string, status: number, byStatus: boolean): 'trace' | 'debug' | 'info' | 'warn' | 'error' {
+  if (PROBE_PATHS.has(path)) return 'trace';
+  if (!byStatus) return 'debug';
+  if (status >= 500 && status !== 503) return 'error';
+  return status >= 400 ? 'warn' : 'info';
+}
+
+/**
+ * One line per request (`msg: "request"`): request id, method, route (the pattern that matched, when one did), path
+ * without the query, status, duration, and the app and shop of an authenticated /api request; never a header.
+ */
+export function accessLog(logger: Logger, options: { byStatus?: boolean } = {}): MiddlewareHandler<ApiEnv> {
+  const byStatus = options.byStatus ?? false;
   return async (c, next) => {
     const start = performance.now();
     await next();
-    const level = PROBE_PATHS.has(c.req.path) ? 'trace' : 'debug';
+    const level = accessLevel(c.req.path, c.res.status, byStatus);
     if (!logger.isLevelEnabled(level)) return;
     const tenant = c.get('tenant');
+    const route = routePath(c);
     logger[level](
       {
         requestId: c.get('requestId'),
         method: c.req.method,
+        ...(route && !route.endsWith('*') ? { route } : {}),
         path: c.req.path,
         status: c.res.status,
         durationMs: Math.round((performance.now() - start) * 100) / 100,

@@ -59,7 +59,7 @@ export function createHttpApp(runtime: HttpRuntime, options: HttpAppOptions = {}
   app.notFound(notFoundHandler);
   if (runtime.tracing) app.use('*', httpTracing(runtime.tracing));
   if (options.observe) app.use('*', options.observe);
-  app.use('*', requestId(), accessLog(logger), apiSecurityHeaders());
+  app.use('*', requestId(), accessLog(logger, { byStatus: runtime.mode !== 'dev' }), apiSecurityHeaders());
   const otherBodyLimit = bodyLimitOf(MAX_OTHER_BODY_BYTES);
   app.use('*', async (c, next) => {
     if (OWN_BODY_LIMIT_PREFIXES.some((prefix) => isUnderPrefix(c.req.path, prefix))) return next();

@@ -37,4 +37,6 @@ export interface HttpRuntime {
   readonly version: string;
   /** OpenTelemetry traces: a server span per request when set (http/tracing.ts). */
   readonly tracing?: Tracing;
+  /** `dev` keeps the access lines at debug (the terminal shows events instead); elsewhere their level follows the status. */
+  readonly mode?: string;
 }

@@ -14,6 +14,7 @@ import { unavailableResponse } from '../http/errors.ts';
 import { TokenBuckets, describeLimit } from '../http/rate-limit.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
+import { activeTraceId } from '../telemetry/tracing.ts';
 import type { McpCatalog } from './catalog.ts';
 import type { Caller } from './execute.ts';
 import type { AuditKind } from './store.ts';
@@ -189,6 +190,8 @@ export function createEndpoint(deps: EndpointDeps) {
         status: ok ? 'ok' : 'error',
         durationMs: eventMs(performance.now() - startedAt),
         error: ok ? null : errorMessage(error),
+        requestId: caller.requestId ?? null,
+        traceId: activeTraceId(),
       });
     };
     try {

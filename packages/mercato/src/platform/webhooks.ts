@@ -23,7 +23,7 @@ import { InvalidInputError } from '../errors.ts';
 import type { ApiEnv } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { Logger } from '../logger.ts';
-import { ATTR, type Span, SpanKind, type Tracing } from '../telemetry/tracing.ts';
+import { ATTR, type Span, SpanKind, type Tracing, activeTraceId } from '../telemetry/tracing.ts';
 import { webhookHeaders, webhookHeadersOf } from './schemas.ts';
 import { type WebhookDeliveryRecord } from './store.ts';
 import { DuplicateDeliveryError } from '../flows/intake.ts';
@@ -98,7 +98,17 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
       const flowName = webhookFlowName(topic);
       const log = { appHandle, shop, topic, webhookId };
       const received = (handled: boolean, duplicate: boolean, runId: string | null) =>
-        deps.events?.emit('webhook.received', { topic, shop, app: appHandle, webhookId, duplicate, handled, runId });
+        deps.events?.emit('webhook.received', {
+          topic,
+          shop,
+          app: appHandle,
+          webhookId,
+          duplicate,
+          handled,
+          runId,
+          requestId: c.get('requestId') ?? null,
+          traceId: activeTraceId(),
+        });
       if (!deps.registry.get(flowName)) {
         const fresh = await deps.deliveries.record(delivery);
         deps.logger.info(log, fresh ? 'webhook with no handler for its topic: acknowledged and ignored' : 'duplicate webhook ignored');
@@ -123,6 +133,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
           trigger: WEBHOOK_TRIGGER as 'webhook',
           // the record and the run commit together (concurrent deliveries share the statement); a duplicate gets no run
           delivery: { webhookId, eventId: delivery.eventId, topic },
+          requestId: c.get('requestId'),
         });
         deps.logger.debug({ ...log, runId }, 'webhook accepted');
         received(true, false, runId);

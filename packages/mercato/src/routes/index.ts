@@ -25,7 +25,7 @@ export function routesDeps(w: RoutesWiring): RoutesDeps {
   return {
     logger: w.logger,
     forShop: createForShop({ platform: w.platform, installations: w.installations, connectors: w.connectorsFor }),
-    dispatchFlow: dispatchFlowFor(w.dispatch, 'route'),
+    dispatchFlow: (options, requestId) => dispatchFlowFor(w.dispatch, 'route', { requestId })(options),
   };
 }
 

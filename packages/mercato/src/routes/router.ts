@@ -15,7 +15,8 @@ import type { DispatchResult } from '../app/types.ts';
 export interface RoutesDeps {
   logger: Logger;
   forShop: ForShop;
-  dispatchFlow(options: RouteDispatchOptions): Promise<DispatchResult>;
+  /** `requestId`: the request the route serves (told in `run.dispatched`). */
+  dispatchFlow(options: RouteDispatchOptions, requestId?: string): Promise<DispatchResult>;
 }
 
 const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
@@ -71,7 +72,13 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         if (authResult === null) return json({ error: 'Unauthorized' }, 401);
         if (authResult instanceof Response) return authResult;
       }
-      const ctx: RouteContext<any> = { params, auth: authResult, forShop: deps.forShop, dispatchFlow: deps.dispatchFlow, requestId };
+      const ctx: RouteContext<any> = {
+        params,
+        auth: authResult,
+        forShop: deps.forShop,
+        dispatchFlow: (options) => deps.dispatchFlow(options, requestId || undefined),
+        requestId,
+      };
       let response: unknown;
       try {
         response = await handler(request, ctx);

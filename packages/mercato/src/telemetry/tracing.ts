@@ -223,3 +223,9 @@ export function recordError(span: Span, error: unknown) {
 export function activeSpan(): Span | undefined {
   return trace.getSpan(context.active());
 }
+
+/** The trace id of the active span (events carry it: a log line leads to its trace), or null without tracing. */
+export function activeTraceId(): string | null {
+  const span = trace.getSpan(context.active());
+  return span ? span.spanContext().traceId : null;
+}

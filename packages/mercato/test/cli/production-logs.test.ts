@@ -283,15 +283,32 @@ describe(`mercato start and worker: JSON lines, no secret in the output [${kind}
       const startLines = jsonLines(startOut);
       const access = startLines.filter((l) => l.msg === 'request');
       const dispatchLine = access.find((l) => l.requestId === 'req-logs-test-1');
-      expect(dispatchLine).toMatchObject({ method: 'POST', path: '/api/flows/useVault/run', status: 202, app: 'default', shop: SHOP });
-      expect(access.every((l) => typeof l.requestId === 'string' && typeof l.status === 'number')).toBe(true);
-      expect(startLines.find((l) => l.event === 'run.dispatched')).toMatchObject({ runId, flow: 'useVault', app: 'default', shop: SHOP });
-      expect(startLines.find((l) => l.event === 'mcp.call')).toMatchObject({
-        method: 'tools/list',
+      // at info (a production log at the default level has it), with the route that matched
+      expect(dispatchLine).toMatchObject({
+        level: 30,
+        method: 'POST',
+        route: '/api/flows/:name/run',
+        path: '/api/flows/useVault/run',
+        status: 202,
         app: 'default',
         shop: SHOP,
-        status: 'ok',
       });
+      expect(access.every((l) => typeof l.requestId === 'string' && typeof l.status === 'number')).toBe(true);
+      // the level follows the status: info below 400, warn for 4xx, error for 5xx (probes at trace)
+      for (const l of access)
+        expect(l.level, `${l.method} ${l.path} ${l.status}`).toBe(l.status >= 500 && l.status !== 503 ? 50 : l.status >= 400 ? 40 : 30);
+      // the events a request causes carry its request id (and the trace id: null, tracing is off here)
+      expect(startLines.find((l) => l.event === 'run.dispatched')).toMatchObject({
+        runId,
+        flow: 'useVault',
+        app: 'default',
+        shop: SHOP,
+        requestId: 'req-logs-test-1',
+        traceId: null,
+      });
+      const mcpLine = startLines.find((l) => l.event === 'mcp.call');
+      expect(mcpLine).toMatchObject({ method: 'tools/list', app: 'default', shop: SHOP, status: 'ok', requestId: expect.any(String) });
+      expect(access.some((l) => l.requestId === mcpLine.requestId && l.path === '/mcp')).toBe(true);
       if (worker) {
         const workerLines = jsonLines(workerOut);
         for (const event of ['run.started', 'run.completed']) {

@@ -150,8 +150,13 @@ describe('HTTP server', () => {
     });
     expect(res.status).toBe(200);
     const line = captured.lines.find((l) => l.msg === 'request' && l.requestId === 'log-check-1');
-    expect(line).toMatchObject({ level: 20, method: 'GET', path: '/api/test/me', status: 200 });
+    // at info (the default level of a production log): its level follows the status
+    expect(line).toMatchObject({ level: 30, method: 'GET', path: '/api/test/me', status: 200 });
     expect(typeof line!.durationMs).toBe('number');
+    const missing = await fetch(`${server.url}/api/test/nowhere`, { headers: { ...bearer(token), 'x-request-id': 'log-check-2' } });
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('x-request-id')).toBe('log-check-2');
+    expect(captured.lines.find((l) => l.msg === 'request' && l.requestId === 'log-check-2')).toMatchObject({ level: 40, status: 404 });
     const all = JSON.stringify(captured.lines);
     expect(all).not.toContain(token);
     expect(all).not.toContain('querysecret');

@@ -105,9 +105,19 @@ describeEngines('webhooks', (get) => {
 
   it('a valid webhook is answered 200 and handled as a durable run (trigger webhook) with ctx.admin', async () => {
     const rawBody = '{\n  "id": 1001,\n  "note": "caf\u00e9 \u2713",  "total": 12.50\n}';
+    const events: Array<{ type: string; requestId?: string | null; traceId?: string | null; runId?: string | null }> = [];
+    const offReceived = t.runtime.events.on('webhook.received', (e) => void events.push(e));
+    const offDispatched = t.runtime.events.on('run.dispatched', (e) => void events.push(e));
     const delivery = await sim.deliverWebhook({ shop: SHOP, topic: 'orders/create', rawBody });
+    offReceived();
+    offDispatched();
     expect(delivery.status).toBe(200);
     const [run] = await runs(sql`flow_name = 'webhook:orders/create'`);
+    // both events of the delivery name its request (the same id: one request) and no trace (tracing is off)
+    expect(events.map((e) => e.type).sort()).toEqual(['run.dispatched', 'webhook.received']);
+    expect(events[0]!.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(events[1]!.requestId).toBe(events[0]!.requestId);
+    expect(events.map((e) => e.traceId)).toEqual([null, null]);
     expect(run).toMatchObject({ trigger: 'webhook', shop: SHOP });
     expect((await waitForRun(get().db, run!.id)).status).toBe('completed');
     expect(seen.at(-1)).toMatchObject({

@@ -72,12 +72,17 @@ describeEngines('OpenTelemetry traces', (get) => {
     expect((await t.api('/api/pages')).status).toBe(200); // installs SHOP (token exchange)
 
     // 1. a run dispatched by a request that carries a trace context: step, sleep, step
+    const dispatchedEvents: Array<{ requestId?: string | null; traceId?: string | null }> = [];
+    const off = t.runtime.events.on('run.dispatched', (e) => void dispatchedEvents.push(e));
     const res = await t.api('/api/flows/traced/run', {
       method: 'POST',
       json: { input: { n: 1 } },
-      headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01` },
+      headers: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-01`, 'x-request-id': 'traced-request-1' },
     });
+    off();
     expect(res.status).toBeLessThan(300);
+    // the event (and so its log line) names the request and its trace
+    expect(dispatchedEvents).toEqual([expect.objectContaining({ requestId: 'traced-request-1', traceId: INCOMING_TRACE })]);
     const tracedId = ((await res.json()) as any).runId as string;
     expect((await waitForRun(get().db, tracedId)).status).toBe('completed');
     const [stored] = await get().db.query<{ trace_context: string | null }>(

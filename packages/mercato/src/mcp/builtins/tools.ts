@@ -293,6 +293,7 @@ export function builtInTools(deps: McpDeps): ToolSpec[] {
             input: flowInput,
             trigger: 'mcp',
             priority: input.priority,
+            requestId: ctx.requestId,
           });
         } catch (error) {
           // the dispatcher checks the priority too: its refusal answers like every argument check
