@@ -308,7 +308,7 @@ describe(`mercato start and worker: JSON lines, no secret in the output [${kind}
       });
       const mcpLine = startLines.find((l) => l.event === 'mcp.call');
       expect(mcpLine).toMatchObject({ method: 'tools/list', app: 'default', shop: SHOP, status: 'ok', requestId: expect.any(String) });
-      expect(access.some((l) => l.requestId === mcpLine.requestId && l.path === '/mcp')).toBe(true);
+      expect(access.some((l) => l.requestId === mcpLine?.requestId && l.path === '/mcp')).toBe(true);
       if (worker) {
         const workerLines = jsonLines(workerOut);
         for (const event of ['run.started', 'run.completed']) {
