@@ -15,6 +15,7 @@ import { createSecrets } from './secrets/index.ts';
 import type { Secrets } from './secrets/types.ts';
 import { MERCATO_VERSION } from './version.ts';
 import { type DispatchFn, createDispatcher, dispatchFlowFor } from './flows/dispatch.ts';
+import { BodyBudget } from './http/inflight.ts';
 import { type FlowRegistry, createFlowRegistry } from './flows/registry.ts';
 import { webhookFlows } from './platform/webhook-flows.ts';
 import { type Installations, installationsOf } from './platform/directory.ts';
@@ -45,6 +46,8 @@ export interface Runtime {
   readonly installations: Installations;
   /** OpenTelemetry traces (docs/tracing.md): undefined when no OTLP endpoint is set, and then no span is built anywhere. */
   readonly tracing?: Tracing;
+  /** This process's bound of request bodies in flight (webhooks and public routes; http/inflight.ts). */
+  readonly bodies: BodyBudget;
   /** The provider connectors of a tenant (ctx.providers of flows, routes and pages). */
   connectorsFor(appHandle: string, shop: string | null): ProviderConnectors<ProvidersMap>;
   /**
@@ -141,6 +144,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     events,
     installations: installationsOf(db),
     tracing,
+    bodies: new BodyBudget(env.http.maxBodyBytesInFlight),
     connectorsFor: (appHandle, shop) => createConnectors({ db, secrets, providers: options.instance.config.providers }, appHandle, shop),
     adminClientFor: (appHandle, shop, signal, run) =>
       adminClientFor({ db, secrets, platform, platformOrigin: env.platformOrigin, logger, tracing, events }, appHandle, shop, signal, run),

@@ -100,6 +100,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
           logger: runtime.logger,
           events: runtime.events,
           tracing: runtime.tracing,
+          bodies: runtime.bodies,
         }),
       );
       if (options.preview) {
@@ -122,7 +123,7 @@ export function buildApp(runtime: Runtime, options: Pick<ServeOptions, 'preview'
 export async function serve(runtime: Runtime, options: ServeOptions) {
   const routes = await prepareRoutes(routesWiring(runtime));
   const app = buildApp(runtime, { preview: options.preview, previewShops: options.previewShops, mountRoutes: routes.mount });
-  const server = await startHttpServer(app, { port: options.port, hostname: options.hostname });
+  const server = await startHttpServer(app, { port: options.port, hostname: options.hostname, limits: runtime.env.http });
   runtime.onClose(() => server.close());
   return server;
 }
@@ -137,6 +138,7 @@ export function routesWiring(runtime: Runtime) {
     dispatch: runtime.dispatch,
     projectDir: runtime.projectDir,
     loadModule: runtime.loadModule,
+    bodies: runtime.bodies,
   };
 }
 
@@ -253,7 +255,11 @@ export async function serveOperations(runtime: Runtime, options: { port: number;
   app.route('/', healthRouter({ version: runtime.version, checks: readinessOf(runtime), logger: runtime.logger }));
   app.get(METRICS_PATH, metricsEndpoint(metrics, metricsTokenOf(runtime)));
   app.notFound(notFoundHandler);
-  const server = await startHttpServer(app, { ...options, portSetting: '--metrics-port <n> or MERCATO_METRICS_PORT' });
+  const server = await startHttpServer(app, {
+    ...options,
+    portSetting: '--metrics-port <n> or MERCATO_METRICS_PORT',
+    limits: runtime.env.http,
+  });
   // it answers until the worker has stopped: /readyz says `running: false` (503) while runs in flight finish
   runtime.onClose(async () => {
     await workers.get(runtime)?.stop();

@@ -36,6 +36,79 @@ export interface RuntimeEnv {
   dbPoolSize: number;
   /** MERCATO_MIGRATE_ON_START: `false` leaves migrations to `mercato migrate`, and start-up refuses a database behind. */
   migrateOnStart: boolean;
+  /** The HTTP server's limits (docs/environment.md, "HTTP server limits"). */
+  http: HttpLimits;
+}
+
+/** The HTTP server's timeouts, connection cap and bound of request bodies in flight (docs/deploy.md). */
+export interface HttpLimits {
+  /** MERCATO_HTTP_HEADERS_TIMEOUT_MS: a request's headers must arrive within this long of its first byte (or of the connection). */
+  headersTimeoutMs: number;
+  /** MERCATO_HTTP_REQUEST_TIMEOUT_MS: a whole request (headers and body) must arrive within this long. */
+  requestTimeoutMs: number;
+  /** MERCATO_HTTP_KEEP_ALIVE_TIMEOUT_MS: an idle kept-alive connection is closed after this long. */
+  keepAliveTimeoutMs: number;
+  /** MERCATO_HTTP_MAX_CONNECTIONS: open connections at most; beyond it new ones are closed at once. */
+  maxConnections: number;
+  /** MERCATO_MAX_BODY_BYTES_IN_FLIGHT: webhook and route bodies being received at once, in bytes (http/inflight.ts). */
+  maxBodyBytesInFlight: number;
+}
+
+/**
+ * The defaults suit a container behind a reverse proxy or load balancer: headers within 15 s and a request within 60 s
+ * (slow clients are the proxy's to absorb), idle connections kept 65 s (longer than the 60 s idle timeout of common
+ * load balancers, so the proxy closes first and never reuses a connection this server is closing), 2,048 connections.
+ */
+export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
+  headersTimeoutMs: 15_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 2048,
+  maxBodyBytesInFlight: 64 * 1024 * 1024,
+});
+
+/** An integer variable within [min, max] (a problem naming it otherwise); `fallback` when unset. */
+function parseIntegerVar(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  min: number,
+  max: number,
+  fallback: number,
+  unit: string,
+  problems: string[],
+): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const n = /^\d{1,16}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (Number.isSafeInteger(n) && n >= min && n <= max) return n;
+  problems.push(`${name}: ${JSON.stringify(raw)} is not ${unit} (an integer from ${min} to ${max})`);
+  return fallback;
+}
+
+function parseHttpLimits(env: NodeJS.ProcessEnv, problems: string[]): HttpLimits {
+  const d = DEFAULT_HTTP_LIMITS;
+  const ms = 'a duration in milliseconds';
+  const limits: HttpLimits = {
+    headersTimeoutMs: parseIntegerVar(env, 'MERCATO_HTTP_HEADERS_TIMEOUT_MS', 1000, 3_600_000, d.headersTimeoutMs, ms, problems),
+    requestTimeoutMs: parseIntegerVar(env, 'MERCATO_HTTP_REQUEST_TIMEOUT_MS', 1000, 3_600_000, d.requestTimeoutMs, ms, problems),
+    keepAliveTimeoutMs: parseIntegerVar(env, 'MERCATO_HTTP_KEEP_ALIVE_TIMEOUT_MS', 1000, 3_600_000, d.keepAliveTimeoutMs, ms, problems),
+    maxConnections: parseIntegerVar(env, 'MERCATO_HTTP_MAX_CONNECTIONS', 16, 1_000_000, d.maxConnections, 'a connection count', problems),
+    maxBodyBytesInFlight: parseIntegerVar(
+      env,
+      'MERCATO_MAX_BODY_BYTES_IN_FLIGHT',
+      1024 * 1024,
+      2 ** 40,
+      d.maxBodyBytesInFlight,
+      'a byte count',
+      problems,
+    ),
+  };
+  // Node checks the request timeout against the headers timeout: a request cannot have less time than its headers
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs)
+    problems.push(
+      `MERCATO_HTTP_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}) must not be shorter than MERCATO_HTTP_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs})`,
+    );
+  return limits;
 }
 
 export const DEFAULT_DB_POOL_SIZE = 10;
@@ -275,6 +348,7 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
   const metricsPort = metricsPortRaw === undefined ? undefined : parseNamedPort('MERCATO_METRICS_PORT', metricsPortRaw, problems);
   const dbPoolSize = parsePoolSize(read(env, 'MERCATO_DB_POOL_SIZE'), problems);
   const migrateOnStart = parseBoolean('MERCATO_MIGRATE_ON_START', read(env, 'MERCATO_MIGRATE_ON_START'), true, problems);
+  const http = parseHttpLimits(env, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const result: RuntimeEnv = {
@@ -287,6 +361,7 @@ export function loadRuntimeEnv(env: NodeJS.ProcessEnv, options: { projectDir: st
     logLevel,
     dbPoolSize,
     migrateOnStart,
+    http,
   };
   if (databaseUrl !== undefined) result.databaseUrl = databaseUrl;
   if (platformOrigin !== undefined) result.platformOrigin = platformOrigin;

@@ -225,7 +225,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
       fetch: (request: Request, bindings: unknown) =>
         current ? current.app.fetch(request, bindings) : new Response('starting', { status: 503 }),
     };
-    server = await startHttpServer(shell, { port: sessionEnv.port, hostname: sessionEnv.bindAddress });
+    server = await startHttpServer(shell, { port: sessionEnv.port, hostname: sessionEnv.bindAddress, limits: sessionEnv.http });
     cleanups.push(() => server!.close());
     const base = `http://localhost:${server.port}`;
     const quiet = Boolean(values.quiet);

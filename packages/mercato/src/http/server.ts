@@ -13,6 +13,7 @@ import { sessionAuth } from './auth.ts';
 import { createErrorHandler, notFoundHandler } from './errors.ts';
 import { bodyLimitOf } from './body.ts';
 import { type ReadinessChecks, databaseCheck, healthRouter } from './health.ts';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from '../app/env.ts';
 import { isUnderPrefix, pageGate, pagesBody } from './pages.ts';
 import { perShopRateLimit, resolveRateLimits } from './rate-limit.ts';
 import { accessLog, apiSecurityHeaders, requestId } from './request.ts';
@@ -101,7 +102,12 @@ export interface StartOptions {
   closeTimeoutMs?: number;
   /** How the user picks another port, for the message of a port in use (default `--port <n> or PORT`). */
   portSetting?: string;
+  /** Timeouts and the connection cap (MERCATO_HTTP_*; default DEFAULT_HTTP_LIMITS). */
+  limits?: Pick<HttpLimits, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'>;
 }
+
+/** How often Node looks for connections past their headers or request timeout (its default, 30 s, lets them live that much longer). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 /** The port cannot be listened on: in use by another process, or reserved to privileged users. */
 export class PortUnavailableError extends Error {
@@ -121,7 +127,18 @@ export class PortUnavailableError extends Error {
 }
 
 export async function startHttpServer(app: Pick<Hono<any>, 'fetch'>, options: StartOptions): Promise<StartedHttpServer> {
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const limits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    serverOptions: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+    },
+  }) as Server;
+  // beyond the cap a new connection is closed at once (Node drops it before any request is read)
+  server.maxConnections = limits.maxConnections;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);

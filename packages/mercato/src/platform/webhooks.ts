@@ -12,7 +12,7 @@
  * The answer is sent as soon as the run is committed; the handler runs in a worker. See docs/webhooks.md.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { ResolvedApp, ResolvedPlatform } from '../app/platform.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { DispatchFn } from '../flows/dispatch.ts';
@@ -24,6 +24,7 @@ import type { ApiEnv } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { Logger } from '../logger.ts';
 import { ATTR, type Span, SpanKind, type Tracing, activeTraceId } from '../telemetry/tracing.ts';
+import { BodiesInFlightError, type BodyBudget, bodyBytesOf } from '../http/inflight.ts';
 import { webhookHeaders, webhookHeadersOf } from './schemas.ts';
 import { type WebhookDeliveryRecord } from './store.ts';
 import { DuplicateDeliveryError } from '../flows/intake.ts';
@@ -59,17 +60,37 @@ export interface WebhookRouterDeps {
   events?: RuntimeEvents;
   /** A `webhook <topic>` span per verified delivery (docs/tracing.md). */
   tracing?: Tracing;
+  /** The process's bound of request bodies in flight (http/inflight.ts); unbounded when absent. */
+  bodies?: BodyBudget;
 }
+
+/** A webhook HMAC as the platform sends it: the base64 of a 32-byte HMAC-SHA256 digest (44 characters). */
+const HMAC_FORM = /^[A-Za-z0-9+/]{43}=$/;
 
 export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
-  app.post('/', bodyLimitOf(MAX_WEBHOOK_BODY_BYTES, 'Webhook body'), async (c) => {
+  // Everything that can be judged without the body is judged before a byte of it is read (the body limit reads a
+  // chunked body as it counts it): the signature's form (401), the headers (400), and room among the bodies in flight
+  // (503 with Retry-After, which the platform retries), held until the answer.
+  const beforeTheBody: MiddlewareHandler<ApiEnv> = async (c, next) => {
+    const hmac = c.req.header(HMAC_HEADER)?.trim();
+    if (!hmac || !HMAC_FORM.test(hmac)) throw new UnauthorizedError('Invalid webhook signature');
+    parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
+    const release = deps.bodies?.reserve(bodyBytesOf(c.req.raw.headers, MAX_WEBHOOK_BODY_BYTES));
+    if (release === null) throw new BodiesInFlightError();
+    try {
+      await next();
+    } finally {
+      release?.();
+    }
+  };
+  app.post('/', beforeTheBody, bodyLimitOf(MAX_WEBHOOK_BODY_BYTES, 'Webhook body'), async (c) => {
     const raw = new Uint8Array(await c.req.arrayBuffer());
     const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
+    const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
     if (!signer) throw new UnauthorizedError('Invalid webhook signature');
     const appHandle = signer.handle;
 
-    const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
     const topic = h['X-Shopify-Topic'];
     const shop = h['X-Shopify-Shop-Domain'];
     const webhookId = h['X-Shopify-Webhook-Id'];

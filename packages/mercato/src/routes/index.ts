@@ -19,6 +19,8 @@ export interface RoutesWiring {
   installations: InstallationLookup;
   connectorsFor: (appHandle: string, shop: string) => ShopContext['providers'];
   dispatch: DispatchFn;
+  /** The process's bound of request bodies in flight (http/inflight.ts); unbounded when absent. */
+  bodies?: RoutesDeps['bodies'];
 }
 
 export function routesDeps(w: RoutesWiring): RoutesDeps {
@@ -26,6 +28,7 @@ export function routesDeps(w: RoutesWiring): RoutesDeps {
     logger: w.logger,
     forShop: createForShop({ platform: w.platform, installations: w.installations, connectors: w.connectorsFor }),
     dispatchFlow: (options, requestId) => dispatchFlowFor(w.dispatch, 'route', { requestId })(options),
+    bodies: w.bodies,
   };
 }
 

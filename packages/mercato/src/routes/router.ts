@@ -6,6 +6,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { INTERNAL_ERROR_MESSAGE } from '../http/errors.ts';
+import { BodiesInFlightError, type BodyBudget, bodyBytesOf } from '../http/inflight.ts';
 import type { Logger } from '../logger.ts';
 import { DEFAULT_ROUTE_BODY_LIMIT, declaredTooLarge, limitRequestBody } from './body-limit.ts';
 import type { LoadedRoute } from './loader.ts';
@@ -17,6 +18,8 @@ export interface RoutesDeps {
   forShop: ForShop;
   /** `requestId`: the request the route serves (told in `run.dispatched`). */
   dispatchFlow(options: RouteDispatchOptions, requestId?: string): Promise<DispatchResult>;
+  /** The process's bound of request bodies in flight: a route's body is counted from its auth step to its answer. */
+  bodies?: BodyBudget;
 }
 
 const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
@@ -42,14 +45,34 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
     // The rest of the body is not read: the client is asked to close the connection (as /api and /mcp do).
     const tooLarge = () => json({ error: `Request body must be at most ${limit} bytes` }, 413, { Connection: 'close' });
     app.all(route.path, async (c: Context) => {
-      const requestId = String(c.get('requestId') ?? '');
       const method = c.req.method.toUpperCase() as RouteMethod;
       const handler = route.definition[method] ?? (method === 'HEAD' ? route.definition.GET : undefined);
       if (!allow.includes(method) || !handler) {
         return json({ error: `Method ${c.req.method} not allowed` }, 405, { Allow: allow.join(', ') });
       }
-      const params = c.req.param() as Record<string, string>;
       if (declaredTooLarge(c.req.raw, limit)) return tooLarge();
+      // room among the bodies in flight, before a byte is read (the auth step may read it): else 503 with Retry-After
+      const release = deps.bodies?.reserve(bodyBytesOf(c.req.raw.headers, limit));
+      if (release === null) {
+        const refusal = new BodiesInFlightError();
+        return json(refusal.body(), refusal.status, refusal.headers);
+      }
+      try {
+        return await serve(c, method, handler, limit, tooLarge);
+      } finally {
+        release?.();
+      }
+    });
+
+    async function serve(
+      c: Context,
+      method: RouteMethod,
+      handler: NonNullable<LoadedRoute['definition'][RouteMethod]>,
+      limit: number,
+      tooLarge: () => Response,
+    ): Promise<Response> {
+      const requestId = String(c.get('requestId') ?? '');
+      const params = c.req.param() as Record<string, string>;
       const body = limitRequestBody(c.req.raw, limit);
       const request = body.request;
       // spec rule 5: whatever is thrown (our typed errors too) is logged and answered with a generic 500
@@ -94,6 +117,6 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
       }
       if (method === 'HEAD' && !route.definition.HEAD) return new Response(null, { status: response.status, headers: response.headers });
       return response;
-    });
+    }
   }
 }

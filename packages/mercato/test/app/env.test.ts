@@ -25,6 +25,13 @@ describe('loadRuntimeEnv defaults', () => {
       logLevel: 'info',
       dbPoolSize: 10,
       migrateOnStart: true,
+      http: {
+        headersTimeoutMs: 15_000,
+        requestTimeoutMs: 60_000,
+        keepAliveTimeoutMs: 65_000,
+        maxConnections: 2048,
+        maxBodyBytesInFlight: 64 * 1024 * 1024,
+      },
     });
   });
 
@@ -63,6 +70,11 @@ describe('loadRuntimeEnv values', () => {
         LOG_LEVEL: 'DEBUG',
         MERCATO_DB_POOL_SIZE: '40',
         MERCATO_MIGRATE_ON_START: 'no',
+        MERCATO_HTTP_HEADERS_TIMEOUT_MS: '5000',
+        MERCATO_HTTP_REQUEST_TIMEOUT_MS: '30000',
+        MERCATO_HTTP_KEEP_ALIVE_TIMEOUT_MS: '75000',
+        MERCATO_HTTP_MAX_CONNECTIONS: '500',
+        MERCATO_MAX_BODY_BYTES_IN_FLIGHT: '16777216',
       },
       'start',
     );
@@ -79,7 +91,36 @@ describe('loadRuntimeEnv values', () => {
       logLevel: 'debug',
       dbPoolSize: 40,
       migrateOnStart: false,
+      http: {
+        headersTimeoutMs: 5000,
+        requestTimeoutMs: 30_000,
+        keepAliveTimeoutMs: 75_000,
+        maxConnections: 500,
+        maxBodyBytesInFlight: 16_777_216,
+      },
     });
+  });
+
+  it('refuses HTTP limits out of range, and a request timeout shorter than the headers timeout, naming each variable', () => {
+    const error = thrown(
+      () =>
+        load({
+          MERCATO_HTTP_HEADERS_TIMEOUT_MS: '10',
+          MERCATO_HTTP_MAX_CONNECTIONS: 'lots',
+          MERCATO_MAX_BODY_BYTES_IN_FLIGHT: '1000',
+          MERCATO_HTTP_KEEP_ALIVE_TIMEOUT_MS: '-5',
+        }),
+      ConfigError,
+    );
+    expect(error.problems).toEqual([
+      expect.stringMatching(/^MERCATO_HTTP_HEADERS_TIMEOUT_MS: "10" is not a duration in milliseconds \(an integer from 1000 to 3600000\)/),
+      expect.stringMatching(/^MERCATO_HTTP_KEEP_ALIVE_TIMEOUT_MS: "-5"/),
+      expect.stringMatching(/^MERCATO_HTTP_MAX_CONNECTIONS: "lots" is not a connection count/),
+      expect.stringMatching(/^MERCATO_MAX_BODY_BYTES_IN_FLIGHT: "1000" is not a byte count/),
+    ]);
+    expect(thrown(() => load({ MERCATO_HTTP_HEADERS_TIMEOUT_MS: '70000' }), ConfigError).problems).toEqual([
+      'MERCATO_HTTP_REQUEST_TIMEOUT_MS (60000) must not be shorter than MERCATO_HTTP_HEADERS_TIMEOUT_MS (70000)',
+    ]);
   });
 
   it('accepts port 0 (any free port) and postgres:// URLs', () => {

@@ -94,13 +94,13 @@ export interface FuzzServer {
  * The runtime with a worker, the platform simulator (token exchange and Admin API), SHOP installed, and the full HTTP
  * surface as `mercato start` serves it: /api, /mcp, /webhooks, /routes/* (the routes of ./app/routes), the admin UI.
  */
-export async function startFuzzServer(db: Database): Promise<FuzzServer> {
+export async function startFuzzServer(db: Database, options: { env?: Record<string, string> } = {}): Promise<FuzzServer> {
   const sim = await startSim();
   const { logger, lines } = capturingLogger('warn');
   const t = await startTestRuntime(instance, db, {
     worker: { concurrency: 2 },
     logger,
-    env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY },
+    env: { PLATFORM_ORIGIN: sim.url, ENCRYPTION_KEY, ...options.env },
   });
   await saveInstallation(db.query, t.runtime.secrets, { appHandle: 'default', shop: SHOP, accessToken: 'shpat_fuzz', scopes: null });
   const server = await serve({ ...t.runtime, projectDir: FUZZ_APP_DIR }, { port: 0, hostname: '127.0.0.1' });

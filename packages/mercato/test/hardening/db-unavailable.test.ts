@@ -104,9 +104,13 @@ describe('an /api route whose database refuses connections', () => {
     expect(res.headers.get('retry-after')).toBe(String(DATABASE_RETRY_AFTER_SECONDS));
     const requestId = res.headers.get('x-request-id');
     expect(await res.json()).toEqual({ error: UNAVAILABLE_MESSAGE, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS, requestId });
-    const lines = captured.lines.filter((l) => l.requestId === requestId);
+    // the error's line once, without a stack, beside the request's access line (warn for a 503)
+    const lines = captured.lines.filter((l) => l.requestId === requestId && l.msg !== 'request');
     expect(lines.map((l) => [l.level, l.msg, l.reason])).toEqual([[40, 'database unavailable: request answered 503', 'ECONNREFUSED']]);
     expect(lines[0]!.err).toBeUndefined();
+    expect(captured.lines.filter((l) => l.requestId === requestId && l.msg === 'request').map((l) => [l.level, l.status])).toEqual([
+      [40, 503],
+    ]);
   });
 });
 

@@ -56,7 +56,7 @@ export async function startTestRuntime(
   if (options.worker) worker = await startWorker(runtime, typeof options.worker === 'object' ? options.worker : {});
   let url: string | undefined;
   if (options.http) {
-    const server = await startHttpServer(buildApp(runtime), { port: 0, hostname: '127.0.0.1' });
+    const server = await startHttpServer(buildApp(runtime), { port: 0, hostname: '127.0.0.1', limits: runtime.env.http });
     runtime.onClose(() => server.close());
     url = server.url;
   }

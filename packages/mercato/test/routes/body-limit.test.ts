@@ -138,3 +138,48 @@ it('start-up refuses a bodyLimit that is not a whole number of bytes above 0, na
     expect(problems, String(bodyLimit)).toEqual(['routes/upload.ts: bodyLimit must be a whole number of bytes above 0']);
   }
 });
+
+describeEngines('public routes: the bound of bodies in flight', (get) => {
+  let server: FuzzServer;
+  beforeAll(async () => {
+    // the smallest bound: one route body in flight (a chunked one reserves the route's limit, 1,000,000 bytes) fills it
+    server = await startFuzzServer(get().db, { env: { MERCATO_MAX_BODY_BYTES_IN_FLIGHT: String(1024 * 1024) } });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('a route body beyond the bound is answered 503 with Retry-After before it is read; the one in flight goes through', async () => {
+    // a chunked body that trickles in: it holds its share while its handler waits for the rest
+    let finish: () => void = () => {};
+    const trickle = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`{"shop":"${SHOP}",`));
+        finish = () => {
+          controller.enqueue(new TextEncoder().encode('"input":{}}'));
+          controller.close();
+        };
+      },
+    });
+    const slow = fetch(`${server.url}/routes/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: trickle,
+      duplex: 'half',
+    } as RequestInit);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(server.t.runtime.bodies.inFlight).toBeGreaterThan(0);
+    const refused = await fetch(`${server.url}/routes/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyOf(100_000), // 1,000,000 + 100,000 bytes would pass the 1 MiB bound
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.json()).toEqual({ error: expect.stringMatching(/bodies/), retryAfterSeconds: 1 });
+    finish();
+    expect((await slow).status).toBe(202);
+    expect(server.t.runtime.bodies.inFlight).toBe(0);
+    expect((await fetch(`${server.url}/routes/echo`, { method: 'POST', body: bodyOf(2000) })).status).toBe(202);
+  });
+});
