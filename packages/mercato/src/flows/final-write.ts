@@ -1,4 +1,5 @@
 /** The write of a run's final state (completed, failed, or back to pending for a retry), fenced and retried. */
+import { databaseUnavailableReason } from '../db/unavailable.ts';
 import type { Logger } from '../logger.ts';
 
 export const FINAL_WRITE_RETRY_DELAYS_MS: readonly number[] = [50, 200, 800];
@@ -20,14 +21,17 @@ export async function writeFinalState(
     try {
       return await write();
     } catch (error) {
+      // the database being away is an outage (the worker logs it once), not a bug: warn with its reason, no stack
+      const unavailable = databaseUnavailableReason(error);
+      const cause = unavailable === undefined ? { err: error } : { reason: unavailable };
       if (i >= delays.length) {
-        deps.logger.error(
-          { err: error, ...about, state: what },
+        deps.logger[unavailable === undefined ? 'error' : 'warn'](
+          { ...cause, ...about, state: what },
           "could not store the run's final state; it will be reclaimed when its lease expires",
         );
         return false;
       }
-      deps.logger.warn({ err: error, ...about, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
+      deps.logger.warn({ ...cause, ...about, state: what, retryInMs: delays[i] }, "storing the run's final state failed; retrying");
       await new Promise((resolve) => setTimeout(resolve, delays[i]));
     }
   }
