@@ -534,3 +534,13 @@ export async function sendCurl(request: CurlRequest): Promise<{ status: number; 
   const res = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body });
   return { status: res.status, text: await res.text() };
 }
+
+/** A line of a guide as a pattern: `…` matches anything, the rest is literal (the guides' expected output). */
+export function linePattern(line: string): RegExp {
+  return new RegExp(
+    `^${line
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
+}

@@ -31,6 +31,7 @@ import {
   describeResult,
   type InstalledPackage,
   installedPackage,
+  linePattern,
   npmInstall,
   parseCurl,
   previewToken,
@@ -132,16 +133,6 @@ function commandsOf(block: Block): string[] {
     commands.push(...line.split(/\s+&&\s+/).map((c) => c.trim()));
   }
   return commands;
-}
-
-/** A line of the guide as a pattern: `…` matches anything, the rest is literal. */
-function linePattern(line: string): RegExp {
-  return new RegExp(
-    `^${line
-      .split('…')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  );
 }
 
 const SECTIONS = parseGuide(GUIDE);

@@ -22,6 +22,7 @@ import {
   describeResult,
   type InstalledPackage,
   installedPackage,
+  linePattern,
   npmInstall,
   run,
   scratchDir,
@@ -63,14 +64,6 @@ function blocksOf(text: string): Block[] {
   }
   return blocks;
 }
-
-const linePattern = (line: string) =>
-  new RegExp(
-    `^${line
-      .split('…')
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('.*')}$`,
-  );
 
 function freePort(): Promise<number> {
   return new Promise((resolvePort) => {
