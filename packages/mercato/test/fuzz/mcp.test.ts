@@ -4,6 +4,7 @@
  * resource reads of odd URIs, malformed and deeply nested JSON, wrong content types and protocol versions.
  * Properties: see harness.ts; a 4xx body may be a JSON-RPC error object.
  */
+import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEngines } from '../../src/db/testing.ts';
@@ -217,4 +218,35 @@ describeEngines('fuzz: POST /mcp over HTTP', (get) => {
     },
     timeoutFor(CASES, 60),
   );
+
+  it("tool calls whose name or arguments hold NUL characters or lone surrogates each leave an audit record (the probe's N2)", async () => {
+    const odd = fc
+      .stringMatching(/^[a-z.]{0,8}$/)
+      .chain((base) =>
+        fc
+          .array(fc.constantFrom('\u0000', '\ud800', '\udfff', 'x', '\u0000\u0000'), { minLength: 1, maxLength: 4 })
+          .map((parts) => `${base}${parts.join('')}`),
+      );
+    const calls = await fc.sample(fc.tuple(odd, odd), { numRuns: 40, seed: 34 });
+    const [{ n: before }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from mcp_audits`);
+    const errorsBefore = server.errorLines().length;
+    for (const [name, value] of calls) {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: `service.runs.get${name}`, arguments: { runId: value } },
+      });
+      const res = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body,
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const [{ n: after }] = await get().db.query<{ n: number }>(sql`select count(*)::int as n from mcp_audits`);
+    expect(after - before).toBe(calls.length);
+    expect(server.errorLines().slice(errorsBefore)).toEqual([]);
+  });
 });
