@@ -38,6 +38,15 @@ const MAX_ISSUES = 20;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const pointer = (path: string, key: string | number) => `${path}/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
 
+/**
+ * A property name the caller sent, as an error may repeat it: a plain name (up to 64 letters, digits and `_$.:@-`) as it
+ * is, anything else (spaces, brackets, control characters: text a caller chose) as `(a property with an unusual name)`,
+ * so an answer or an audit record never carries arbitrary input as if it were ours.
+ */
+export function shownKey(key: string): string {
+  return /^[\w$.:@-]{1,64}$/.test(key) ? key : '(a property with an unusual name)';
+}
+
 /** A short, safe description of a value for `received`: scalars as (truncated) JSON, containers by kind. */
 export function preview(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -142,10 +151,10 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, path: s
     } else if (schema.additionalProperties === false) {
       const allowed = Object.keys(properties);
       issues.push({
-        path: pointer(path, key),
+        path: pointer(path, shownKey(key)),
         message: 'is not an allowed property',
         expected: allowed.length > 0 ? `one of the properties ${allowed.join(', ')}` : 'no properties',
-        received: `property "${key.slice(0, 60)}"`,
+        received: `property "${shownKey(key)}"`,
       });
     } else if (isObject(schema.additionalProperties)) {
       check(schema.additionalProperties, item, pointer(path, key), issues);

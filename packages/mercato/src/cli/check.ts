@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { findAppTomls, type ResolvedPlatform } from '../app/platform.ts';
-import { tomlWarnings } from '../app/toml-check.ts';
+import { tomlWarnings } from './toml-check.ts';
 import { collectProblems, resolveStartup } from '../app/startup.ts';
 import { ConfigError } from '../app/validate.ts';
 import { type LoadedRoute, inspectRoutes } from '../routes/loader.ts';

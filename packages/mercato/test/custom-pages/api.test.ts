@@ -236,8 +236,12 @@ describeEngines('custom pages API', (get) => {
     const text = await res.text();
     expect(JSON.parse(text)).toEqual({ error: 'Internal server error', requestId: 'req-explode-1' });
     expect(text).not.toContain('hunter2');
-    const logged = logs().filter((l) => l.requestId === 'req-explode-1' && l.level === 50);
+    // the failure's line once (beside the request's access line, at error for a 500)
+    const logged = logs().filter((l) => l.requestId === 'req-explode-1' && l.level === 50 && l.msg !== 'request');
     expect(logged).toHaveLength(1);
+    expect(logs().filter((l) => l.requestId === 'req-explode-1' && l.msg === 'request')).toEqual([
+      expect.objectContaining({ level: 50, status: 500 }),
+    ]);
     expect(logged[0]).toMatchObject({
       msg: 'custom page action failed',
       customPage: 'reports',

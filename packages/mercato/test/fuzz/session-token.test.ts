@@ -11,6 +11,7 @@ import { describeEngines } from '../../src/db/testing.ts';
 import { AUTH_ERRORS } from '../../src/http/auth.ts';
 import {
   MAX_SESSION_TOKEN_LENGTH,
+  MAX_SESSION_TOKEN_LIFETIME_SECONDS,
   SESSION_TOKEN_ERRORS,
   SESSION_TOKEN_LEEWAY_SECONDS,
   signJwt,
@@ -153,6 +154,12 @@ const crafted = (now: () => number): fc.Arbitrary<Crafted> =>
         ['exp a number within the leeway', typeof exp === 'number' && exp > t - SESSION_TOKEN_LEEWAY_SECONDS],
         ['nbf a number within the leeway', typeof nbf === 'number' && nbf <= t + SESSION_TOKEN_LEEWAY_SECONDS],
         ['iat absent or a number', iat === undefined || typeof iat === 'number'],
+        // exp − iat (or − now when iat is missing, not a number, or later) at most the bound
+        [
+          'a lifetime within the bound',
+          typeof exp === 'number' &&
+            exp - Math.min(typeof iat === 'number' && Number.isFinite(iat) ? iat : t, t) <= MAX_SESSION_TOKEN_LIFETIME_SECONDS,
+        ],
         ['iss https://<shop>/admin', c.issForm === 'admin' && isShop(c.issShop)],
         ['dest the same shop', dest.toLowerCase() === c.issShop.toLowerCase()],
       ];

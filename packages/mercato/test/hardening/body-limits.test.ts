@@ -12,7 +12,7 @@ import { MAX_REQUEST_BYTES } from '../../src/mcp/rpc.ts';
 import { MAX_WEBHOOK_BODY_BYTES } from '../../src/platform/webhooks.ts';
 import { buildApp } from '../../src/serve.ts';
 import { type TestRuntime, startTestRuntime } from '../helpers/runtime.ts';
-import { createMcpToken, flood, instance } from './fixture.ts';
+import { createMcpToken, flood, instance, signedWebhook } from './fixture.ts';
 
 const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 /** What the client sends at most; a server that read it all would have no limit worth the name. */
@@ -69,6 +69,8 @@ describeEngines('body limits on every route of the app', (get) => {
   const credentials = (path: string): Record<string, string> => {
     if (path.startsWith('/api/')) return { authorization: `Bearer ${t.token()}` };
     if (path === '/mcp') return { authorization: `Bearer ${mcpSecret}` };
+    // a delivery's headers in their right form (the signature is of another body): without them the body is never read
+    if (path === '/webhooks') return signedWebhook('{}');
     return {};
   };
 

@@ -56,6 +56,11 @@ describe('validate', () => {
       },
       { path: '/a~1b/k', message: 'must be number (got string)', expected: 'number', received: 'string' },
     ]);
+    // a property name that is not a plain name is not repeated (caller's text: it could look like anything)
+    expect(validate(schema, { id: 1, tags: [], 'at Object.<anonymous> (/work/x.ts:1:1)': null, 'x\u0000': 1 })).toEqual([
+      expect.objectContaining({ path: '/(a property with an unusual name)', received: 'property "(a property with an unusual name)"' }),
+      expect.objectContaining({ path: '/(a property with an unusual name)' }),
+    ]);
     // Without additionalProperties, other keys are allowed.
     expect(validate({ type: 'object', properties: { a: { type: 'string' } } }, { b: 1 })).toEqual([]);
   });

@@ -8,7 +8,7 @@ import type { CallContext, ToolSpec } from '../catalog.ts';
 import type { LogLevelName, McpDeps } from '../deps.ts';
 import { RPC, RpcError } from '../rpc.ts';
 import { invalidArguments } from '../execute.ts';
-import { type ValidationIssue, preview } from '../../app/json-schema.ts';
+import { type ValidationIssue, preview, shownKey } from '../../app/json-schema.ts';
 import { MAX_PRIORITY, MIN_PRIORITY } from '../../app/validate/shaping.ts';
 import { OUTPUT_SCHEMAS } from './output-schemas.ts';
 import { runTools } from './runs.ts';
@@ -110,10 +110,10 @@ function flowInputIssues(issues: ReadonlyArray<Record<string, unknown> & { path:
   return issues.flatMap((issue): ValidationIssue[] => {
     if (issue.code === 'unrecognized_keys' && Array.isArray(issue.keys)) {
       return (issue.keys as string[]).map((key) => ({
-        path: `/input${pointerOf([...issue.path, key])}`,
+        path: `/input${pointerOf([...issue.path, shownKey(key)])}`,
         message: 'is not an allowed property',
         expected: 'no such property',
-        received: `property "${key.slice(0, 60)}"`,
+        received: `property "${shownKey(key)}"`,
       }));
     }
     const received = valueAt(input, issue.path);

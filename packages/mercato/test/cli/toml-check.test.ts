@@ -1,12 +1,12 @@
 /**
- * `mercato check`'s warnings about the app TOML (src/app/toml-check.ts): each names the file and the line, and the
+ * `mercato check`'s warnings about the app TOML (src/cli/toml-check.ts): each names the file and the line, and the
  * scaffold's own shopify.app.toml gives none.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LATEST_STABLE_API_VERSION } from '../../src/app/platform.ts';
-import { tomlWarnings } from '../../src/app/toml-check.ts';
+import { tomlWarnings } from '../../src/cli/toml-check.ts';
 import { TEMPLATE_DIR } from '../../src/cli/init.ts';
 
 const GOOD = `client_id = "abc"
