@@ -52,7 +52,7 @@ export const PLATFORM_VARIABLES = {
   scopes: ['SCOPES'],
 } as const;
 
-export interface AppToml {
+interface AppToml {
   /** Project-relative path, as shown in messages. */
   path: string;
   clientId?: string;
@@ -116,7 +116,7 @@ function displayPath(projectDir: string, file: string): string {
 }
 
 /** Read an app TOML file; problems name the path. Returns null when the file is missing or unreadable. */
-export function readAppToml(projectDir: string, file: string, where: string, problems: string[]): AppToml | null {
+function readAppToml(projectDir: string, file: string, where: string, problems: string[]): AppToml | null {
   const absolute = resolve(projectDir, file);
   const path = displayPath(projectDir, absolute);
   if (!existsSync(absolute)) {
@@ -218,7 +218,8 @@ function resolveSingle(
     const files = findAppTomls(projectDir).map((file) => readAppToml(projectDir, file, 'shopify.scopes', problems));
     const [used, other] = files;
     scopes = used?.scopes ?? null;
-    if (used && other && (used.scopes === null ? null : scopeSet(used.scopes)) !== (other.scopes === null ? null : scopeSet(other.scopes)))
+    const setOf = (toml: AppToml) => (toml.scopes === null ? null : scopeSet(toml.scopes));
+    if (used && other && setOf(used) !== setOf(other))
       problems.push(
         `shopify.scopes: not set, and "${used.path}" (${JSON.stringify(used.scopes)}) and "${other.path}" (${JSON.stringify(other.scopes)}) ` +
           'disagree on [access_scopes] scopes; make them agree, remove one, or set `shopify.scopes`',

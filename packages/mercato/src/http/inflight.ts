@@ -6,11 +6,8 @@
  * delivery), so a burst of large bodies cannot take the process's memory. A body alone is always let in, even one over
  * the bound, so a bound below a door's limit never refuses everything.
  */
-import { DEFAULT_HTTP_LIMITS } from '../app/env.ts';
 import { HttpError } from './errors.ts';
 
-/** The default bound (MERCATO_MAX_BODY_BYTES_IN_FLIGHT): 64 MiB, about a dozen webhook bodies of the largest size. */
-export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = DEFAULT_HTTP_LIMITS.maxBodyBytesInFlight;
 /** What the 503 asks the client to wait, in seconds. */
 export const BODIES_RETRY_AFTER_SECONDS = 1;
 
@@ -18,7 +15,8 @@ export class BodyBudget {
   private used = 0;
   private peakBytes = 0;
 
-  constructor(readonly max: number = DEFAULT_MAX_BODY_BYTES_IN_FLIGHT) {}
+  /** `max`: MERCATO_MAX_BODY_BYTES_IN_FLIGHT (app/env.ts DEFAULT_HTTP_LIMITS: 64 MiB). */
+  constructor(readonly max: number) {}
 
   /** Reserves `bytes`; returns the function that gives them back (idempotent), or null when the bound would be passed. */
   reserve(bytes: number): (() => void) | null {

@@ -67,15 +67,20 @@ export interface WebhookRouterDeps {
 /** A webhook HMAC as the platform sends it: the base64 of a 32-byte HMAC-SHA256 digest (44 characters). */
 const HMAC_FORM = /^[A-Za-z0-9+/]{43}=$/;
 
+/** The delivery's headers, validated (400 naming the header otherwise). */
+const parseWebhookHeaders = (headers: Headers) => parseInput(webhookHeaders, webhookHeadersOf(headers));
+
 export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   // Everything that can be judged without the body is judged before a byte of it is read (the body limit reads a
   // chunked body as it counts it): the signature's form (401), the headers (400), and room among the bodies in flight
   // (503 with Retry-After, which the platform retries), held until the answer.
+  // the headers as parsed there, for the handler (one parse per delivery)
+  const parsed = new WeakMap<Request, ReturnType<typeof parseWebhookHeaders>>();
   const beforeTheBody: MiddlewareHandler<ApiEnv> = async (c, next) => {
     const hmac = c.req.header(HMAC_HEADER)?.trim();
     if (!hmac || !HMAC_FORM.test(hmac)) throw new UnauthorizedError('Invalid webhook signature');
-    parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
+    parsed.set(c.req.raw, parseWebhookHeaders(c.req.raw.headers));
     const release = deps.bodies?.reserve(bodyBytesOf(c.req.raw.headers, MAX_WEBHOOK_BODY_BYTES));
     if (release === null) throw new BodiesInFlightError();
     try {
@@ -87,7 +92,7 @@ export function webhookRouter(deps: WebhookRouterDeps): Hono<ApiEnv> {
   app.post('/', beforeTheBody, bodyLimitOf(MAX_WEBHOOK_BODY_BYTES, 'Webhook body'), async (c) => {
     const raw = new Uint8Array(await c.req.arrayBuffer());
     const signer = verifyWebhookHmac(deps.platform.apps, raw, c.req.header(HMAC_HEADER));
-    const h = parseInput(webhookHeaders, webhookHeadersOf(c.req.raw.headers));
+    const h = parsed.get(c.req.raw) ?? parseWebhookHeaders(c.req.raw.headers);
     if (!signer) throw new UnauthorizedError('Invalid webhook signature');
     const appHandle = signer.handle;
 

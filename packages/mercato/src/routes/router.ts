@@ -58,19 +58,14 @@ export function mountRoutes(app: Hono<any>, routes: LoadedRoute[], deps: RoutesD
         return json(refusal.body(), refusal.status, refusal.headers);
       }
       try {
-        return await serve(c, method, handler, limit, tooLarge);
+        return await serve(c, method, handler);
       } finally {
         release?.();
       }
     });
 
-    async function serve(
-      c: Context,
-      method: RouteMethod,
-      handler: NonNullable<LoadedRoute['definition'][RouteMethod]>,
-      limit: number,
-      tooLarge: () => Response,
-    ): Promise<Response> {
+    /** The route's auth step and handler for one request (the body's share among the bodies in flight is held meanwhile). */
+    async function serve(c: Context, method: RouteMethod, handler: NonNullable<LoadedRoute['definition'][RouteMethod]>): Promise<Response> {
       const requestId = String(c.get('requestId') ?? '');
       const params = c.req.param() as Record<string, string>;
       const body = limitRequestBody(c.req.raw, limit);
