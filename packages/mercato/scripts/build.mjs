@@ -5,12 +5,14 @@
  *                                                  of `mercato dev` is bundled in, it is not published on its own)
  *   dist/types/                                    type declarations (tsc), with `.js` import specifiers
  *   dist/admin-ui/                                 the built admin UI (packages/admin-ui), served at `/`
+ *   dist/pglite-template/                          an empty embedded database with every migration applied: a new
+ *                                                  data folder starts as its copy (src/db/pglite-template.ts)
  * Options: --js (JavaScript only: what the CLI needs to run; used by `npm start` and the test set-up),
  *          --if-stale (skip when dist/ is newer than every source file), --quiet.
  */
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { build } from 'esbuild';
 
@@ -114,6 +116,15 @@ if (existsSync(join(adminUiRoot, 'package.json'))) {
     say(`mercato build: admin UI built (${Date.now() - t} ms)`);
   }
   cpSync(join(adminUiRoot, 'dist'), join(out, 'admin-ui'), { recursive: true });
+}
+// the embedded database template (src/db/pglite-template.ts): the last build's is kept while its key holds (the same
+// PGlite and migrations), else made again (initdb and the migrations, several seconds)
+{
+  const t = Date.now();
+  const template = join(out, 'pglite-template');
+  if (existsSync(join(dist, 'pglite-template'))) renameSync(join(dist, 'pglite-template'), template);
+  const { buildPgliteTemplate } = await import(pathToFileURL(join(out, 'cli.js')).href);
+  if (await buildPgliteTemplate(template)) say(`mercato build: embedded database template in dist/pglite-template/ (${Date.now() - t} ms)`);
 }
 writeFileSync(join(out, '.build-stamp'), `${new Date().toISOString()}\n`);
 const old = join(root, `.dist-old-${process.pid}`);

@@ -107,7 +107,7 @@ export async function createRuntime(options: CreateRuntimeOptions): Promise<Runt
     throw error;
   }
   // traces: a provider of this runtime only when an OTLP endpoint is set; its spans are flushed on close (after the worker stopped)
-  const tracing = createTracing(rawEnv, { role: options.mode, version: MERCATO_VERSION });
+  const tracing = await createTracing(rawEnv, { role: options.mode, version: MERCATO_VERSION });
   if (tracing) closers.push(() => tracing.shutdown());
   // Webhook handlers run as internal flows `webhook:<topic>` (docs/webhooks.md).
   const registry = createFlowRegistry(options.instance.config, webhookFlows(options.instance.config, db));

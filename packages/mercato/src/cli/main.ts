@@ -256,6 +256,26 @@ export async function main(argv: string[], io: CliIo = defaultIo()): Promise<num
   }
 }
 
+/**
+ * The package build's embedded database template (scripts/build.mjs, db/pglite-template.ts): made in `templateDir`
+ * (initdb and every migration) unless the one there already has this code's key. True when it made one.
+ */
+export async function buildPgliteTemplate(templateDir: string): Promise<boolean> {
+  const [{ buildTemplate }, { openDatabase }, { migrate }] = await Promise.all([
+    import('../db/pglite-template.ts'),
+    import('../db/engine.ts'),
+    import('../db/migrate.ts'),
+  ]);
+  return buildTemplate(templateDir, async (dataDir) => {
+    const db = await openDatabase({ dataDir, template: false });
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+  });
+}
+
 async function runCommand(name: string, values: CliValues, args: string[], io: CliIo): Promise<number> {
   switch (name) {
     case 'init': {

@@ -14,6 +14,7 @@ export async function runMigrate(values: CliValues, io: CliIo): Promise<number> 
   io.out(url ? `Migrating PostgreSQL (${redactUrl(url)})…` : `Migrating embedded database at ${dataDir}…`);
   const db = await openDatabase(url ? { url, applicationName: 'mercato-migrate' } : { dataDir });
   try {
+    if (db.fromTemplate) io.out(`  created it from the package's template, every migration of this version applied already`);
     const result = await migrate(db, {
       onProgress: (tag, index, total) => io.out(`  [${index + 1}/${total}] applying ${tag}`),
     });

@@ -231,8 +231,19 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     const quiet = Boolean(values.quiet);
 
     const retiring = new Set<Promise<void>>();
-    /** Builds a version of the app; throws (and leaves nothing running) when it is not good. */
-    const startGeneration = async (next: LoadedConfig): Promise<Generation> => {
+    /** Starts a version's background work: its worker, its cron scheduler and its pruner. */
+    const startBackground = async (generation: Generation) => {
+      generation.worker = await startWorker(generation.runtime);
+      generation.scheduler = startCronScheduler(generation.runtime);
+      startPruner(generation.runtime);
+    };
+    /**
+     * Builds a version of the app; throws (and leaves nothing running) when it is not good. With `serveFirst`, its
+     * background work is left for the caller to start (startBackground) once the server is ready: the first start's
+     * last queries (the simulator's shops) then do not wait behind the worker's and the scheduler's first ones on the
+     * embedded database, which runs one statement at a time.
+     */
+    const startGeneration = async (next: LoadedConfig, options: { serveFirst?: boolean } = {}): Promise<Generation> => {
       const runtime = await createRuntime({
         instance: next.instance,
         projectDir: next.projectDir,
@@ -257,10 +268,9 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
           level: sessionEnv.logLevel,
         });
         devPlatform?.attach(runtime.platform, server!.url, runtime.config.functions);
-        const worker = await startWorker(runtime);
-        const scheduler = startCronScheduler(runtime);
-        startPruner(runtime);
-        return { loaded: next, runtime, app, worker, scheduler, detachTerminal };
+        const generation: Generation = { loaded: next, runtime, app, detachTerminal };
+        if (!options.serveFirst) await startBackground(generation);
+        return generation;
       } catch (error) {
         await runtime.close();
         throw error;
@@ -287,7 +297,7 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     };
 
     try {
-      current = await startGeneration(loaded);
+      current = await startGeneration(loaded, { serveFirst: true });
     } catch (error) {
       loaded.dispose();
       throw error;
@@ -323,6 +333,8 @@ async function runDev(values: CliValues, io: CliIo): Promise<number> {
     if (filled.length > 0) io.out(`note: using development values for ${filled.join(', ')} (see docs/environment.md)`);
     sayKeyNote();
     if (encrypted > 0) io.out(`note: encrypted ${encrypted} stored secret(s) that an earlier version had written without a key`);
+    // the server answers already; the worker, the crons and the pruner start now (startGeneration, serveFirst)
+    await startBackground(current);
     if (values.watch !== false) {
       const watcher = watchProject(loaded.projectDir, async (changed) => {
         const t = Date.now();

@@ -4,9 +4,11 @@
  * LISTEN); Mercato's own code outside `db/` uses only that. The Drizzle handle (`orm`) stays for user code (docs/mcp.md).
  */
 import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
 import { lockDataDir } from './data-dir-lock.ts';
+import { seedFromTemplate, templateDump } from './pglite-template.ts';
 import { type Exec, type Prepared, isPrepared, preparedAsSql } from './sql.ts';
 
 export type Orm = PgDatabase<PgQueryResultHKT, Record<string, never>>;
@@ -14,6 +16,8 @@ export type EngineKind = 'pglite' | 'postgres';
 
 export interface Database {
   readonly kind: EngineKind;
+  /** PGlite only: this opening made the database, from the package's migrated template (db/pglite-template.ts). */
+  readonly fromTemplate?: boolean;
   /** Drizzle over the engine's native driver, for user code (MCP tools); Mercato's own code uses query and transaction. */
   readonly orm: Orm;
   /**
@@ -91,11 +95,17 @@ export interface OpenOptions {
   log?: EngineLog;
   /** Backoff of LISTEN reconnects: first wait and cap in ms (default 100 and 5000, doubling with jitter). */
   listenBackoffMs?: { initial: number; max: number };
+  /**
+   * PGlite with a data directory that holds no database yet: start it as a copy of this template folder
+   * (pglite-template.ts; default the package's own, made by the build), or `false` to run initdb. PGlite in memory
+   * loads the template only when one is named here (its dump), else runs initdb.
+   */
+  template?: string | false;
 }
 
 export async function openDatabase(options: OpenOptions = {}): Promise<Database> {
   if (options.url) return openPostgres(options.url, options);
-  return openPglite(options.dataDir);
+  return openPglite(options.dataDir, options.template);
 }
 
 /** The executor over drizzle or one of its transactions: rethrows the driver's own error (with its SQLSTATE `code`) instead of drizzle's wrapper. */
@@ -190,19 +200,34 @@ function quoteIdent(name: string): string {
   return `"${name}"`;
 }
 
-async function openPglite(dataDir?: string): Promise<Database> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  // pg_trgm backs the trigram indexes of log search (a migration creates the extension on both engines).
-  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
-  const { drizzle } = await import('drizzle-orm/pglite');
+async function openPglite(dataDir?: string, template?: string | false): Promise<Database> {
+  const [{ PGlite }, { pg_trgm }, { drizzle }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    // pg_trgm backs the trigram indexes of log search (a migration creates the extension on both engines).
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+    import('drizzle-orm/pglite'),
+  ]);
   let unlock = () => {};
+  let seeded = false;
   if (dataDir) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dirname(resolve(dataDir)), { recursive: true });
     unlock = lockDataDir(dataDir); // one process at a time (data-dir-lock.ts)
+    try {
+      // a new database as a copy of the package's migrated template, not initdb (pglite-template.ts)
+      // MERCATO_PGLITE_TEMPLATE=0 turns the template off (docs/environment.md): initdb, then every migration
+      if (template !== false && process.env.MERCATO_PGLITE_TEMPLATE !== '0') seeded = seedFromTemplate(dataDir, template);
+      mkdirSync(dataDir, { recursive: true });
+    } catch (error) {
+      unlock();
+      throw error;
+    }
   }
   let client: InstanceType<typeof PGlite>;
   try {
-    client = new PGlite({ dataDir, extensions: { pg_trgm } });
+    // in memory, a named template's dump is loaded instead of initdb (the test suite's databases)
+    const loadDataDir = !dataDir && typeof template === 'string' ? templateDump(template) : undefined;
+    if (loadDataDir) seeded = true;
+    client = new PGlite({ dataDir, extensions: { pg_trgm }, loadDataDir });
     await client.waitReady;
   } catch (error) {
     unlock();
@@ -212,6 +237,7 @@ async function openPglite(dataDir?: string): Promise<Database> {
   let closed = false;
   return {
     kind: 'pglite',
+    fromTemplate: seeded,
     orm,
     query: executorOf(orm, (p) => client.query(p.text, [...p.values])),
     transaction: transactionsOf(orm),

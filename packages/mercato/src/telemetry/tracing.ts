@@ -3,6 +3,8 @@
  * (JSON) exporter, when the environment names an endpoint; otherwise it returns undefined and the callers build no span
  * at all (every call site is guarded on `tracing`). The provider is never registered globally, so runtimes of one
  * process do not share exporters; only the async context manager (which carries the active span) is global.
+ * The SDK (provider, exporter, context manager: about 250 ms of module loading) is imported only when tracing is on,
+ * so a process without an endpoint (`mercato --version`, `mercato dev` by default) never loads it.
  */
 import {
   type Attributes,
@@ -17,20 +19,7 @@ import {
   defaultTextMapSetter,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  NodeTracerProvider,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { Sampler } from '@opentelemetry/sdk-trace-node';
 
 export { ROOT_CONTEXT, SpanKind, type Span, type Attributes };
 
@@ -105,8 +94,25 @@ export function parseKeyValues(raw: string | undefined): Record<string, string> 
   return out;
 }
 
+/** The SDK's modules tracing needs, imported once, when the first runtime with tracing on is made. */
+async function loadSdk() {
+  const [hooks, core, exporter, resources, sdk, conventions] = await Promise.all([
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
+  return { hooks, core, exporter, resources, sdk, conventions };
+}
+type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+let sdkLoading: Promise<Sdk> | undefined;
+const sdkOnce = () => (sdkLoading ??= loadSdk());
+
 /** OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (default parentbased_always_on). */
-export function samplerOf(env: NodeJS.ProcessEnv): Sampler {
+export async function samplerOf(env: NodeJS.ProcessEnv): Promise<Sampler> {
+  const { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, TraceIdRatioBasedSampler } = (await sdkOnce()).sdk;
   const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
   const arg = Number(env.OTEL_TRACES_SAMPLER_ARG);
   const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
@@ -129,13 +135,11 @@ export function samplerOf(env: NodeJS.ProcessEnv): Sampler {
 let contextManagerSet = false;
 
 /** The async context manager that carries the active span across awaits: set once per process, never removed. */
-function ensureContextManager() {
+function ensureContextManager({ hooks }: Sdk) {
   if (contextManagerSet) return;
   contextManagerSet = true;
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
 }
-
-const propagator = new W3CTraceContextPropagator();
 
 export interface CreateTracingOptions {
   /** The process role (`start`, `worker`, `dev`…): the default service name is `mercato-<role>`. */
@@ -143,26 +147,29 @@ export interface CreateTracingOptions {
   version: string;
 }
 
-/** The tracing of a runtime, or undefined when no OTLP endpoint is configured (no provider, no exporter). */
-export function createTracing(env: NodeJS.ProcessEnv, options: CreateTracingOptions): Tracing | undefined {
+/** The tracing of a runtime, or undefined when no OTLP endpoint is configured (no provider, no exporter, no SDK loaded). */
+export async function createTracing(env: NodeJS.ProcessEnv, options: CreateTracingOptions): Promise<Tracing | undefined> {
   const url = tracesEndpoint(env);
   if (!url) return undefined;
-  ensureContextManager();
+  const sdk = await sdkOnce();
+  ensureContextManager(sdk);
+  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = sdk.conventions;
+  const propagator = new sdk.core.W3CTraceContextPropagator();
   const headers = {
     ...parseKeyValues(env.OTEL_EXPORTER_OTLP_HEADERS),
     ...parseKeyValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
   };
   const resourceAttributes = parseKeyValues(env.OTEL_RESOURCE_ATTRIBUTES);
   const serviceName = env.OTEL_SERVICE_NAME?.trim() || resourceAttributes[ATTR_SERVICE_NAME] || `mercato-${options.role}`;
-  const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({
+  const provider = new sdk.sdk.NodeTracerProvider({
+    resource: sdk.resources.resourceFromAttributes({
       ...resourceAttributes,
       [ATTR_SERVICE_NAME]: serviceName,
       [ATTR_SERVICE_VERSION]: options.version,
       'mercato.process.role': options.role,
     }),
-    sampler: samplerOf(env),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, headers }))],
+    sampler: await samplerOf(env),
+    spanProcessors: [new sdk.sdk.BatchSpanProcessor(new sdk.exporter.OTLPTraceExporter({ url, headers }))],
   });
   const tracer = provider.getTracer('mercato', options.version);
   let shutdown: Promise<void> | undefined;

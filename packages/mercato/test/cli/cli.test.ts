@@ -240,12 +240,20 @@ describe('mercato CLI', () => {
   });
 
   it('migrate applies migrations with progress, then reports up to date', () => {
+    // a new embedded database is a copy of the package's migrated template (docs/architecture.md, "Start-up")
     const env = baseEnv();
     const first = run(['migrate'], MINIMAL, env);
     expect(first.code).toBe(0);
-    expect(first.out).toMatch(/\[1\/\d+\] applying 0000_init/);
-    expect(first.out).toMatch(/Applied \d+ migration\(s\)/);
-    const second = run(['migrate'], MINIMAL, env);
+    expect(first.out).toContain("created it from the package's template, every migration of this version applied already");
+    expect(first.out).toMatch(/Up to date \(\d+ migrations already applied\)/);
+    // without the template (MERCATO_PGLITE_TEMPLATE=0): initdb, then each migration with its progress
+    const bare = baseEnv({ MERCATO_PGLITE_TEMPLATE: '0' });
+    const made = run(['migrate'], MINIMAL, bare);
+    expect(made.code).toBe(0);
+    expect(made.out).not.toContain('template');
+    expect(made.out).toMatch(/\[1\/\d+\] applying 0000_init/);
+    expect(made.out).toMatch(/Applied \d+ migration\(s\)/);
+    const second = run(['migrate'], MINIMAL, bare);
     expect(second.code).toBe(0);
     expect(second.out).toMatch(/Up to date/);
   });

@@ -4,7 +4,7 @@ import { createTracing, parseKeyValues, samplerOf, tracesEndpoint } from '../../
 import { startOtlpReceiver } from './receiver.ts';
 
 describe('tracing configuration', () => {
-  it('is on only with an OTLP endpoint, and off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none', () => {
+  it('is on only with an OTLP endpoint, and off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none', async () => {
     expect(tracesEndpoint({})).toBeUndefined();
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: '  ' })).toBeUndefined();
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBe('http://c:4318/v1/traces');
@@ -16,7 +16,7 @@ describe('tracing configuration', () => {
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'TRUE' })).toBeUndefined();
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'false' })).toBe('http://c:4318/v1/traces');
     expect(tracesEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
-    expect(createTracing({}, { role: 'test', version: '0' })).toBeUndefined();
+    expect(await createTracing({}, { role: 'test', version: '0' })).toBeUndefined();
   });
 
   it('reads key=value lists with percent-encoded values and skips malformed entries', () => {
@@ -24,18 +24,20 @@ describe('tracing configuration', () => {
     expect(parseKeyValues(undefined)).toEqual({});
   });
 
-  it('builds the sampler of OTEL_TRACES_SAMPLER (default parentbased_always_on)', () => {
-    expect(samplerOf({}).toString()).toMatch(/ParentBased\{root=AlwaysOnSampler/);
-    expect(samplerOf({ OTEL_TRACES_SAMPLER: 'always_off' }).toString()).toBe('AlwaysOffSampler');
-    expect(samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).toString()).toBe('TraceIdRatioBased{0.25}');
-    expect(samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '7' }).toString()).toMatch(
+  it('builds the sampler of OTEL_TRACES_SAMPLER (default parentbased_always_on)', async () => {
+    expect((await samplerOf({})).toString()).toMatch(/ParentBased\{root=AlwaysOnSampler/);
+    expect((await samplerOf({ OTEL_TRACES_SAMPLER: 'always_off' })).toString()).toBe('AlwaysOffSampler');
+    expect((await samplerOf({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toString()).toBe(
+      'TraceIdRatioBased{0.25}',
+    );
+    expect((await samplerOf({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '7' })).toString()).toMatch(
       /root=TraceIdRatioBased\{1\}/,
     );
   });
 
   it('a tracing stores and reads back the W3C trace context of its active span', async () => {
     const receiver = await startOtlpReceiver();
-    const tracing = createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, { role: 'test', version: '0' })!;
+    const tracing = (await createTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url }, { role: 'test', version: '0' }))!;
     try {
       const parent = tracing.contextOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'vendor=abc');
       const stored = await tracing.span('x', { parent }, () => tracing.currentContext());
