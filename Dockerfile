@@ -22,7 +22,7 @@ COPY examples/demo/package.json examples/demo/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY packages packages
 # the bundles in dist/ and the admin UI in dist/admin-ui/ (type declarations are not needed to run)
-RUN node packages/mercato/scripts/build.mjs --js
+RUN node packages/mercato/scripts/build.mjs --js --no-pglite-template
 
 FROM ${BASE_IMAGE} AS deps
 LABEL org.mercato.build-stage=deps

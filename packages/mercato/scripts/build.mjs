@@ -8,7 +8,8 @@
  *   dist/pglite-template/                          an empty embedded database with every migration applied: a new
  *                                                  data folder starts as its copy (src/db/pglite-template.ts)
  * Options: --js (JavaScript only: what the CLI needs to run; used by `npm start` and the test set-up),
- *          --if-stale (skip when dist/ is newer than every source file), --quiet.
+ *          --if-stale (skip when dist/ is newer than every source file), --quiet, --no-pglite-template (no
+ *          dist/pglite-template/: the image's build, where the database is PostgreSQL and 45 MB count).
  */
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -40,7 +41,13 @@ function newestMtime(dir) {
 const stamp = join(dist, '.build-stamp');
 if (args.has('--if-stale') && existsSync(stamp)) {
   const built = statSync(stamp).mtimeMs;
-  const sources = Math.max(newestMtime(join(root, 'src')), newestMtime(join(simRoot, 'src')), statSync(join(root, 'package.json')).mtimeMs);
+  // the migrations too: the embedded database template is made from them
+  const sources = Math.max(
+    newestMtime(join(root, 'src')),
+    newestMtime(join(simRoot, 'src')),
+    newestMtime(join(root, 'migrations')),
+    statSync(join(root, 'package.json')).mtimeMs,
+  );
   const wantTypes = !jsOnly && !existsSync(join(dist, 'types', 'index.d.ts'));
   if (sources < built && !wantTypes && existsSync(join(dist, 'cli.js'))) process.exit(0);
 }
@@ -119,7 +126,7 @@ if (existsSync(join(adminUiRoot, 'package.json'))) {
 }
 // the embedded database template (src/db/pglite-template.ts): the last build's is kept while its key holds (the same
 // PGlite and migrations), else made again (initdb and the migrations, several seconds)
-{
+if (!args.has('--no-pglite-template')) {
   const t = Date.now();
   const template = join(out, 'pglite-template');
   if (existsSync(join(dist, 'pglite-template'))) renameSync(join(dist, 'pglite-template'), template);
