@@ -8,7 +8,7 @@ import { type LoadedRoute, inspectRoutes } from '../routes/loader.ts';
 import { applyDevDefaults } from './dev-defaults.ts';
 import { type ModuleLoader, loadConfig } from './load-config.ts';
 import type { MercatoInstance } from '../app/app.ts';
-import type { CliIo, CliValues } from './main.ts';
+import type { CliIo, CliValues } from './io.ts';
 
 /** `mercato check`: validate the config, the environment and the public routes, then print what the app defines. */
 export async function runCheck(values: CliValues, io: CliIo): Promise<number> {

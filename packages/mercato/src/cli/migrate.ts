@@ -3,7 +3,7 @@ import { readDatabaseEnv } from '../app/env.ts';
 import { ConfigError } from '../app/validate.ts';
 import { openDatabase } from '../db/engine.ts';
 import { migrate } from '../db/migrate.ts';
-import type { CliIo, CliValues } from './main.ts';
+import type { CliIo, CliValues } from './io.ts';
 
 export async function runMigrate(values: CliValues, io: CliIo): Promise<number> {
   const projectDir = values.config ? resolve(io.cwd, values.config, '..') : io.cwd;

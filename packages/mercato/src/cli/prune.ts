@@ -10,7 +10,7 @@ import { openDatabase } from '../db/engine.ts';
 import { migrate } from '../db/migrate.ts';
 import { PERIOD_KEYS, PRUNE_TABLES, type PruneReport, type PruneTable, prunePass } from '../retention/index.ts';
 import { CliError, loadConfig } from './load-config.ts';
-import type { CliIo, CliValues } from './main.ts';
+import type { CliIo, CliValues } from './io.ts';
 import { redactUrl } from './migrate.ts';
 import { formatDuration } from './terminal.ts';
 

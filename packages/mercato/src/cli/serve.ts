@@ -30,7 +30,7 @@ import { redactUrl } from './migrate.ts';
 import { applyDevDefaults, platformCliVariables } from './dev-defaults.ts';
 import { CliError, type LoadedConfig, findConfigFile, loadConfig } from './load-config.ts';
 import { dirname } from 'node:path';
-import { type CliIo, type CliValues, reportError } from './main.ts';
+import { type CliIo, type CliValues, reportError } from './io.ts';
 import { attachTerminal } from './terminal.ts';
 import { watchProject } from './dev-watch.ts';
 import { installDevShops } from '../dev/install.ts';

@@ -12,7 +12,7 @@ export interface Clock {
 /** `select now()` on the database (the time of the statement's transaction, identical for every replica). */
 export function databaseClock(db: Pick<Database, 'query'>): Clock {
   return {
-    now: () => databaseNow(db),
+    now: () => databaseNow(db.query),
   };
 }
 

@@ -1,7 +1,7 @@
 /** Cron entries as the scheduler and the API see them: key, display name, time zone, shop targeting and fire times. */
 import { Cron } from 'croner';
 import type { CronEntry, CronShops } from '../app/types.ts';
-import { cronKey } from '../flows/router.ts';
+import { cronKey } from '../flows/registry.ts';
 
 export interface CronSpec {
   /** `${flow}:${schedule}`: the list key and the override key. */

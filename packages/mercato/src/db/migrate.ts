@@ -3,41 +3,14 @@
  * in order, in one transaction holding an advisory lock, so several processes starting at once
  * apply each migration exactly once. Works the same on PGlite and PostgreSQL.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Database } from './engine.ts';
-import { PACKAGE_ROOT } from '../package-root.ts';
+import { MIGRATIONS_DIR, loadMigrations } from './migrations.ts';
 
-export const MIGRATIONS_DIR = join(PACKAGE_ROOT, 'migrations');
+export { MIGRATIONS_DIR, type Migration, loadMigrations } from './migrations.ts';
+
 /** Arbitrary constant: the advisory lock key of Mercato migrations. */
 const MIGRATION_LOCK_KEY = 7_264_331_901;
-
-export interface Migration {
-  tag: string;
-  hash: string;
-  statements: string[];
-}
-
-export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  const journalPath = join(dir, 'meta', '_journal.json');
-  if (!existsSync(journalPath)) return [];
-  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: Array<{ idx: number; tag: string }> };
-  return [...journal.entries]
-    .sort((a, b) => a.idx - b.idx)
-    .map(({ tag }) => {
-      const text = readFileSync(join(dir, `${tag}.sql`), 'utf8');
-      return {
-        tag,
-        hash: createHash('sha256').update(text).digest('hex'),
-        statements: text
-          .split('--> statement-breakpoint')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      };
-    });
-}
 
 export interface MigrateResult {
   applied: string[];

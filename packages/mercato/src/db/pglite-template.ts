@@ -15,7 +15,7 @@ import { cpSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, rmdi
 import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { PACKAGE_ROOT } from '../package-root.ts';
-import { loadMigrations } from './migrate.ts';
+import { loadMigrations } from './migrations.ts';
 
 /** Where the build puts the template (shipped in the package with dist/). */
 export const PGLITE_TEMPLATE_DIR = join(PACKAGE_ROOT, 'dist', 'pglite-template');

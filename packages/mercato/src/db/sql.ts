@@ -3,7 +3,6 @@
  * projection and the id helpers. Statements are drizzle `sql` templates; rows come back as plain objects.
  */
 import { type SQL, sql } from 'drizzle-orm';
-import type { Database } from './engine.ts';
 
 /**
  * A statement of the run engine's hot path, written once as SQL text with `$1…$n` placeholders. On PostgreSQL it is a
@@ -84,7 +83,7 @@ export function uuidList(ids: readonly string[]): SQL {
 }
 
 /** The database clock: `now()` of the statement's transaction, identical for every process that asks the same server. */
-export async function databaseNow(db: Pick<Database, 'query'>): Promise<Date> {
-  const [row] = await db.query<{ now: string }>(sql`select ${isoTs('now()')} as now`);
+export async function databaseNow(exec: Exec): Promise<Date> {
+  const [row] = await exec<{ now: string }>(sql`select ${isoTs('now()')} as now`);
   return new Date(row!.now);
 }

@@ -19,8 +19,10 @@ import { MAX_PRIORITY, MIN_PRIORITY, isPriority } from '../app/validate/shaping.
 import type { ShapingKey, ShapingTenant } from '../app/types.ts';
 import { findBadText } from '../db/text.ts';
 import { ATTR, SpanKind, type Tracing, activeTraceId, tenantAttributes } from '../telemetry/tracing.ts';
+import type { Trigger } from '../api/types.ts';
 
-export type Trigger = 'api' | 'dispatch' | 'cron' | 'mcp' | 'webhook' | 'flow' | 'route' | 'page';
+/** What made a run: the API contract's (api/types.ts). */
+export type { Trigger } from '../api/types.ts';
 
 export interface DispatchRequest {
   /** The app that owns the run: one of the config's apps; undefined means the only app (refused in multi-app mode). */

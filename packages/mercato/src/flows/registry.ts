@@ -118,3 +118,8 @@ function resolveShaping(definition: FlowDefinition<string, any, any, any>): Flow
 export function isGated(shaping: FlowShaping): boolean {
   return shaping.concurrency !== null || shaping.rateLimit !== null;
 }
+
+/** A cron entry's key: its flow and schedule (the admin's and the API's name for it). */
+export function cronKey(entry: { flow: string; schedule: string }): string {
+  return `${entry.flow}:${entry.schedule}`;
+}

@@ -5,10 +5,9 @@ import { type InputIssue, InvalidInputError, NotFoundError } from '../errors.ts'
 import type { ApiEnv, ApiRouteGroup } from '../http/types.ts';
 import { parseInput } from '../input.ts';
 import type { DispatchFn } from './dispatch.ts';
-import { mergeRetryPolicy } from './policy.ts';
 import type { FlowRegistry } from './registry.ts';
 import { RUN_FLOW_NOT_AN_OBJECT, bulkDeleteBody, retryQuery, runFlowBody, runListQuery } from './schemas.ts';
-import type { RunService } from './service.ts';
+import { type RunService, describeFlows } from './service.ts';
 import type { ResolvedConfig, RetryPolicy } from '../app/types.ts';
 
 export interface FlowsApiDeps {
@@ -16,35 +15,6 @@ export interface FlowsApiDeps {
   registry: FlowRegistry;
   dispatch: DispatchFn;
   config: Pick<ResolvedConfig, 'retryPolicy'>;
-}
-
-export function cronKey(entry: { flow: string; schedule: string }): string {
-  return `${entry.flow}:${entry.schedule}`;
-}
-
-export function describeFlows(deps: Pick<FlowsApiDeps, 'registry' | 'config'>) {
-  return deps.registry.list().map((f) => ({
-    name: f.name,
-    description: f.description ?? null,
-    inputSchema: f.inputSchema,
-    crons: deps.registry.cronsOf(f.name).map((c) => ({
-      key: cronKey(c),
-      name: c.name ?? f.name,
-      schedule: c.schedule,
-      shops: c.shops ?? 'global',
-      timezone: c.timezone ?? 'UTC',
-      input: c.input ?? {},
-    })),
-    concurrency: f.concurrency,
-    shaping: {
-      concurrency: f.shaping.concurrency && { limit: f.shaping.concurrency.limit },
-      rateLimit: f.shaping.rateLimit && { limit: f.shaping.rateLimit.limit, periodMs: f.shaping.rateLimit.periodMs },
-      debounce: f.shaping.debounce && { periodMs: f.shaping.debounce.periodMs, maxWaitMs: f.shaping.debounce.maxWaitMs },
-      priority: f.shaping.priority,
-    },
-    timeout: f.definition.timeout ?? null,
-    retryPolicy: mergeRetryPolicy(deps.config.retryPolicy, f.definition.retryPolicy),
-  }));
 }
 
 /**

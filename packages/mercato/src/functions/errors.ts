@@ -5,7 +5,7 @@
  */
 import { ConflictError, InvalidInputError, UpstreamError } from '../errors.ts';
 import { AdminApiError, AdminGraphqlError, AdminHttpError, NotInstalledError } from '../platform/index.ts';
-import type { UserError } from './input.ts';
+import type { UserError } from '../api/types.ts';
 
 /**
  * 400 `{ error, userErrors, source }`: `source` is `mercato` for problems found before calling the platform (config

@@ -18,15 +18,10 @@ import {
 import { type OwnerFieldSpec, ownerFieldsOf } from './kinds.ts';
 import { FunctionInputError } from './errors.ts';
 import { INSTANCE_NOT_AN_OBJECT, instanceBody } from './schemas.ts';
+import type { UserError } from '../api/types.ts';
 
-export interface UserError {
-  /** Path in the request body (`["config", "percent"]`, `["title"]`); null when no field is to blame. */
-  field: string[] | null;
-  message: string;
-  code: string | null;
-  /** For platform errors: the field path as the platform gave it (in the mutation's terms). */
-  platformField?: string[] | null;
-}
+/** A refused field of a request (the API contract's, api/types.ts). */
+export type { UserError } from '../api/types.ts';
 
 export interface CombinesWith {
   orderDiscounts: boolean;

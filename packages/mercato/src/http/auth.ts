@@ -43,7 +43,7 @@ export function unauthorized(message: string): UnauthorizedError {
   return new UnauthorizedError(message, { headers: { [RETRY_INVALID_SESSION_HEADER]: '1' } });
 }
 
-/** Verifies the bearer session token and sets `tenant` on the context. */
+/** Verifies the bearer session token and sets `tenant` and `sessionToken` on the context. */
 export function sessionAuth(platform: Pick<ResolvedPlatform, 'byApiKey'>): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
@@ -53,6 +53,7 @@ export function sessionAuth(platform: Pick<ResolvedPlatform, 'byApiKey'>): Middl
     const result = await verifySessionToken(token, platform);
     if (!result.ok) throw unauthorized(result.error);
     c.set('tenant', result.tenant);
+    c.set('sessionToken', token);
     await next();
   };
 }

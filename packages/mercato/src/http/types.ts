@@ -14,6 +14,8 @@ export type ApiEnv = {
   Variables: {
     requestId: string;
     tenant: SessionTenant;
+    /** The verified session token itself (sessionAuth): what the installation check exchanges, not parsed again. */
+    sessionToken: string;
   };
 };
 

@@ -6,7 +6,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Exec, type Tenant, isoTs, tenantWhere } from '../db/sql.ts';
 import type { LogRow } from '../api/types.ts';
-import type { LogLevel } from './writer.ts';
+import type { LogLevel } from '../api/types.ts';
 
 /** A log line as the API shows it, without the search's context marks (ids and attempts may come back from the driver as strings: callers convert). */
 export type StoredLine = Omit<LogRow, 'context' | 'contextOf'>;

@@ -12,8 +12,9 @@ import type { FlowLogger } from '../app/types.ts';
 import type { Exec } from '../db/sql.ts';
 import { cleanJson, cleanText } from '../db/text.ts';
 import { insertBodyLineOnce, insertLine } from './store.ts';
+import type { LogLevel } from '../api/types.ts';
 
-export type LogLevel = 'info' | 'warn' | 'error';
+export type { LogLevel } from '../api/types.ts';
 export const LOG_LEVELS: readonly LogLevel[] = ['info', 'warn', 'error'];
 
 /** A message longer than this is cut and ends with TRUNCATED_MARKER. */

@@ -11,7 +11,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { ResolvedApp } from '../app/platform.ts';
 import type { Database } from '../db/engine.ts';
-import { bearerToken } from '../http/auth.ts';
 import type { ApiEnv } from '../http/types.ts';
 import type { Logger } from '../logger.ts';
 import type { Secrets } from '../secrets/types.ts';
@@ -128,8 +127,9 @@ export function createInstaller(deps: InstallerDeps): Installer {
 /** Runs after session auth on /api/*: installs the authenticated (app, shop) when needed, then continues. */
 export function installationMiddleware(installer: Installer): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
+    // the token sessionAuth verified (one parse of the header per request)
     const tenant = c.get('tenant');
-    const token = bearerToken(c.req.header('authorization'));
+    const token = c.get('sessionToken');
     if (tenant && token) await installer.ensureInstalled(tenant.app, tenant.shop, token);
     await next();
   };

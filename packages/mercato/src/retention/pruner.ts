@@ -8,7 +8,8 @@ import type { ResolvedRetention } from '../app/types.ts';
 import type { Database, DedicatedSession } from '../db/engine.ts';
 import type { RuntimeEvents } from '../events.ts';
 import type { Logger } from '../logger.ts';
-import { type PruneTable, PRUNE_TABLES, countOlder, databaseNow, deleteBatch, releasePruneLock, tryPruneLock } from './store.ts';
+import { databaseNow } from '../db/sql.ts';
+import { type PruneTable, PRUNE_TABLES, countOlder, deleteBatch, releasePruneLock, tryPruneLock } from './store.ts';
 
 /** The config key of each table's period. */
 export const PERIOD_KEYS: Record<PruneTable, 'runs' | 'mcpAudit' | 'webhookDeliveries' | 'cronTicks'> = {

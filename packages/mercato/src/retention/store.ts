@@ -6,16 +6,10 @@
  */
 import { sql } from 'drizzle-orm';
 import type { DedicatedSession } from '../db/engine.ts';
-import { type Exec, isoTs } from '../db/sql.ts';
+import type { Exec } from '../db/sql.ts';
 
 export const PRUNE_TABLES = ['runs', 'mcp_audits', 'webhook_deliveries', 'cron_ticks'] as const;
 export type PruneTable = (typeof PRUNE_TABLES)[number];
-
-/** The database clock. */
-export async function databaseNow(exec: Exec): Promise<Date> {
-  const [row] = await exec<{ now: string }>(sql`select ${isoTs('now()')} as now`);
-  return new Date(row!.now);
-}
 
 const cut = (cutoff: Date) => sql`${cutoff.toISOString()}::timestamptz`;
 

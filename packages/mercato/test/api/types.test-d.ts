@@ -23,7 +23,7 @@ import type { listCustomPages } from '../../src/custom-pages/service.ts';
 import type { DispatchFn, Trigger, schemaIssuesBody } from '../../src/flows/dispatch.ts';
 import type { RetryMode, bulkDeleteRuns, cancelRun, deleteRun, retryRun } from '../../src/flows/lifecycle.ts';
 import type { listRuns } from '../../src/flows/list.ts';
-import type { describeFlows } from '../../src/flows/router.ts';
+import type { describeFlows } from '../../src/flows/service.ts';
 import type { getRun, listSteps } from '../../src/flows/store/index.ts';
 import type { FunctionsService } from '../../src/functions/service.ts';
 import type { OwnerFieldType } from '../../src/functions/kinds.ts';

@@ -101,6 +101,21 @@ describe('architecture rules', () => {
     expect(explain).toEqual([]);
   });
 
+  it('no import cycle between files either (type imports included): a shared piece lives below both', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const { from, to } of imports) {
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+    }
+    expect(cyclesOf(edges)).toEqual([]);
+  });
+
+  it('no module imports a router of another folder: what a router exports for others lives in a service', () => {
+    const crossing = imports.filter((i) => /(^|\/|-)router\.ts$/.test(i.to) && dirname(i.from) !== dirname(i.to));
+    // the composition (http/app.ts, which mounts every router) is the exception
+    expect(crossing.filter((i) => !['http/app.ts', 'serve.ts', 'index.ts'].includes(i.from)).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
+  });
+
   it('only the composition files (serve.ts, cli/) and index.ts import runtime.ts', () => {
     const importers = [...new Set(imports.filter((i) => i.to === 'runtime.ts').map((i) => i.from))].sort();
     expect(importers.filter((f) => f !== 'serve.ts' && f !== 'index.ts' && !f.startsWith('cli/'))).toEqual([]);

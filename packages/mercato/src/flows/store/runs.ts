@@ -6,7 +6,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../../db/engine.ts';
 import { RUN_STATUSES, type RetryPolicy, type RunStatus } from '../../app/types.ts';
 import { type Exec, type Tenant, isoTs, prepared, tenantWhere, uuidList } from '../../db/sql.ts';
-import type { Trigger } from '../dispatch.ts';
+import type { Trigger } from '../../api/types.ts';
 
 export const ACTIVE = sql.raw(`('pending','running','sleeping')`);
 /** NOTIFY payload: a run id (or ''); wakes the workers' claim loops. */

@@ -3,7 +3,7 @@ import { LATEST_STABLE_API_VERSION } from '../../app/platform.ts';
 import { normalizeShopDomain } from '../../app/shop.ts';
 import { isUuid } from '../../db/sql.ts';
 import { InvalidDispatchError } from '../../flows/errors.ts';
-import { describeFlows } from '../../flows/router.ts';
+import { describeFlows } from '../../flows/service.ts';
 import type { CallContext, ToolSpec } from '../catalog.ts';
 import type { LogLevelName, McpDeps } from '../deps.ts';
 import { RPC, RpcError } from '../rpc.ts';
