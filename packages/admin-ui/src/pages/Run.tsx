@@ -4,6 +4,7 @@ import type { CancelRunResponse, DeleteRunResponse, RetryMode, RetryRunResponse,
 import { useState } from 'react';
 import { ACTIVE_STATUSES, RunStateBadge, RunStatusBadge, runState } from '../components/badges.tsx';
 import { JsonBlock } from '../components/JsonBlock.tsx';
+import { Waterfall } from '../components/Waterfall.tsx';
 import { WaitingBanner } from '../components/waiting.tsx';
 import { ErrorBanner, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -216,6 +217,16 @@ export function RunPage({ id }: { id: string }) {
               <Banner tone="critical" title={run.error.name}>
                 <p>{run.error.message}</p>
               </Banner>
+            ) : null}
+            {run.steps.length > 0 || (active && run.waiting) ? (
+              <Card>
+                <BlockStack gap="300">
+                  <Text as="h2" variant="headingMd">
+                    Timeline
+                  </Text>
+                  <Waterfall run={run} active={active} />
+                </BlockStack>
+              </Card>
             ) : null}
             <Timeline run={run} />
             <RunLogs runId={run.id} logCount={logCount} active={active} />
