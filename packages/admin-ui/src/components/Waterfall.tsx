@@ -185,7 +185,8 @@ function summary(model: WaterfallModel, run: RunDetail): string {
   const steps = model.bars.filter((b) => b.kind === 'step').length;
   const sleeps = model.bars.filter((b) => b.kind === 'sleep').length;
   const wait = model.bars.find((b) => b.kind === 'wait');
-  const parts = [`${steps} step${steps === 1 ? '' : 's'} and ${sleeps} sleep${sleeps === 1 ? '' : 's'} over ${formatDuration(model.span)}`];
+  const counted = `${steps} step${steps === 1 ? '' : 's'}${sleeps ? ` and ${sleeps} sleep${sleeps === 1 ? '' : 's'}` : ''}`;
+  const parts = [`${counted} over ${formatDuration(model.span)}`];
   if (wait) parts.push(`now: ${wait.detail.charAt(0).toLowerCase()}${wait.detail.slice(1)}`);
   else if (run.finishedAt) parts.push(`the run ${run.status === 'canceled' ? 'was canceled' : run.status}`);
   return parts.join('; ');

@@ -27,10 +27,13 @@ function Detail({ label, children }: { label: string; children: React.ReactNode 
 
 /**
  * A step's state: a `running` step is the one the run is in now while the run runs; once the run stopped running
- * (canceled, lease lost, waiting to retry) that step was interrupted.
+ * (canceled, lease lost, waiting to retry) that step was interrupted. A sleep of a run that has finished (canceled
+ * while asleep) was cut short: interrupted too, as the waterfall shows it.
  */
 function stepState(step: StepRow, run: RunDetail): string {
-  return step.status === 'running' && run.status !== 'running' ? 'interrupted' : step.status;
+  if (step.status === 'running' && run.status !== 'running') return 'interrupted';
+  if (step.status === 'sleeping' && !ACTIVE_STATUSES.includes(run.status)) return 'interrupted';
+  return step.status;
 }
 
 function StepItem({ step, run }: { step: StepRow; run: RunDetail }) {
