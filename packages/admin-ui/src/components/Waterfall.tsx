@@ -94,7 +94,7 @@ export function waterfallModel(run: RunDetail, now: number, active: boolean): Wa
       kind: 'wait',
       state: 'waiting',
       attempt: 0,
-      detail: due !== null ? `${title} until ${formatMoment(waiting.until)}` : `${title} now`,
+      detail: due !== null ? `until ${formatMoment(waiting.until)}` : 'now',
     });
     spans.push({ start, end: now, plannedEnd: due !== null && due > now ? due : null });
   }
@@ -186,8 +186,10 @@ function summary(model: WaterfallModel, run: RunDetail): string {
   const sleeps = model.bars.filter((b) => b.kind === 'sleep').length;
   const wait = model.bars.find((b) => b.kind === 'wait');
   const counted = `${steps} step${steps === 1 ? '' : 's'}${sleeps ? ` and ${sleeps} sleep${sleeps === 1 ? '' : 's'}` : ''}`;
-  const parts = [`${counted} over ${formatDuration(model.span)}`];
-  if (wait) parts.push(`now: ${wait.detail.charAt(0).toLowerCase()}${wait.detail.slice(1)}`);
+  // the time the run has taken so far (or took): the axis may go further, to a planned wake-up or `until`
+  const elapsed = formatDuration(model.nowAt ?? model.span);
+  const parts = [steps + sleeps ? `${counted} over ${elapsed}` : `No step yet, ${elapsed} after its creation`];
+  if (wait) parts.push(`now: ${wait.label.charAt(0).toLowerCase()}${wait.label.slice(1)}${wait.detail === 'now' ? '' : ` ${wait.detail}`}`);
   else if (run.finishedAt) parts.push(`the run ${run.status === 'canceled' ? 'was canceled' : run.status}`);
   return parts.join('; ');
 }
