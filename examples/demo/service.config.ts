@@ -73,6 +73,49 @@ const syncOrders = app.defineFlow({
   },
 });
 
+/** Waits `ms`, or rejects as soon as `signal` aborts (a cancel, a lost lease, the worker stopping). */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+// A run long enough to watch (docs/getting-started.md, "Watch durability"): one step per page, a `ctx.sleep` between
+// pages, a log line per page. With the defaults it lasts about a minute: 12 pages of 2 s of work and 11 pauses of 3 s.
+// Stop `mercato dev` mid-run and start it again: the run goes on from its last completed page.
+const backfillOrders = app.defineFlow({
+  name: 'backfillOrders',
+  description: 'Backfill old orders page by page, pausing between pages (a run of about a minute to watch)',
+  input: z.object({
+    pages: z.number().int().min(1).max(100).default(12).describe('Pages of orders to fetch'),
+    pageMs: z.number().int().min(0).max(60_000).default(2000).describe('Work per page (ms)'),
+    pauseSeconds: z.number().int().min(1).max(3600).default(3).describe('ctx.sleep between pages (s)'),
+  }),
+  timeout: 30 * 60_000,
+  async run(ctx, input) {
+    let orders = 0;
+    for (let page = 1; page <= input.pages; page++) {
+      const fetched = await ctx.step(`page ${page}`, async ({ signal }) => {
+        await pause(input.pageMs, signal);
+        return { page, orders: 25 };
+      });
+      orders += fetched.orders;
+      await ctx.log.info(`page ${page} of ${input.pages} backfilled`, { page, orders: fetched.orders, total: orders });
+      if (page < input.pages) await ctx.sleep(`pause ${page}`, input.pauseSeconds * 1000);
+    }
+    return { pages: input.pages, orders };
+  },
+});
+
 const sendDigest = app.defineFlow({
   name: 'sendDigest',
   input: z.object({ channel: z.enum(['email', 'slack']).default('email') }),
@@ -123,7 +166,7 @@ const bundles = defineFunction({
 });
 
 export default app.defineConfig({
-  flows: { syncOrders, sendDigest, lookupCustomer },
+  flows: { syncOrders, sendDigest, lookupCustomer, backfillOrders },
   functions: { volumeDiscount, hideCashOnDelivery, bundles },
   crons: [
     { name: 'Nightly order sync', schedule: '0 3 * * *', flow: 'syncOrders', input: { since: '1d' }, shops: 'all' },

@@ -4,6 +4,7 @@ import type { CancelRunResponse, DeleteRunResponse, RetryMode, RetryRunResponse,
 import { useState } from 'react';
 import { ACTIVE_STATUSES, RunStateBadge, RunStatusBadge, runState } from '../components/badges.tsx';
 import { JsonBlock } from '../components/JsonBlock.tsx';
+import { Waterfall } from '../components/Waterfall.tsx';
 import { WaitingBanner } from '../components/waiting.tsx';
 import { ErrorBanner, LoadingPage } from '../components/states.tsx';
 import { ApiError, api, errorMessage } from '../lib/api.ts';
@@ -26,10 +27,13 @@ function Detail({ label, children }: { label: string; children: React.ReactNode 
 
 /**
  * A step's state: a `running` step is the one the run is in now while the run runs; once the run stopped running
- * (canceled, lease lost, waiting to retry) that step was interrupted.
+ * (canceled, lease lost, waiting to retry) that step was interrupted. A sleep of a run that has finished (canceled
+ * while asleep) was cut short: interrupted too, as the waterfall shows it.
  */
 function stepState(step: StepRow, run: RunDetail): string {
-  return step.status === 'running' && run.status !== 'running' ? 'interrupted' : step.status;
+  if (step.status === 'running' && run.status !== 'running') return 'interrupted';
+  if (step.status === 'sleeping' && !ACTIVE_STATUSES.includes(run.status)) return 'interrupted';
+  return step.status;
 }
 
 function StepItem({ step, run }: { step: StepRow; run: RunDetail }) {
@@ -216,6 +220,16 @@ export function RunPage({ id }: { id: string }) {
               <Banner tone="critical" title={run.error.name}>
                 <p>{run.error.message}</p>
               </Banner>
+            ) : null}
+            {run.steps.length > 0 || (active && run.waiting) ? (
+              <Card>
+                <BlockStack gap="300">
+                  <Text as="h2" variant="headingMd">
+                    Timeline
+                  </Text>
+                  <Waterfall run={run} active={active} />
+                </BlockStack>
+              </Card>
             ) : null}
             <Timeline run={run} />
             <RunLogs runId={run.id} logCount={logCount} active={active} />

@@ -281,6 +281,13 @@ export interface StepRow {
   finishedAt: IsoTime | null;
   /** finishedAt − startedAt; null while unfinished. */
   durationMs: number | null;
+  /**
+   * `sleep`: a `ctx.sleep` (`sleeping` until its wake time, then `completed` when the run is claimed again; its result is
+   * `{ wakeAt }`); `step`: a `ctx.step`.
+   */
+  kind: 'step' | 'sleep';
+  /** A sleep's wake time (when it may be claimed again); null for a step. */
+  wakeAt: IsoTime | null;
 }
 
 /** GET /api/runs/:id, and `run` of a changed watch answer: every field of a list row but `errorSummary`, and more. */

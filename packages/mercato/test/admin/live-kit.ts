@@ -25,10 +25,11 @@ export interface LiveApp {
   close(): Promise<void>;
 }
 
-export async function startLiveApp(): Promise<LiveApp> {
+/** `project`: the app `mercato dev` runs (the live fixture unless told; the timeline test runs examples/demo). */
+export async function startLiveApp(project = LIVE_PROJECT): Promise<LiveApp> {
   let database: TestDatabase | undefined;
   if (process.env.DATABASE_URL) database = await createTestDatabase('postgres', { migrate: false });
-  const [dev] = await Promise.all([startDev(LIVE_PROJECT, { databaseUrl: database?.url }), ensureAdminUiBuilt()]);
+  const [dev] = await Promise.all([startDev(project, { databaseUrl: database?.url }), ensureAdminUiBuilt()]);
   const w = await launch(dev.url);
   const api: LiveApp['api'] = async (path, init = {}) => {
     const minted = await fetch(`${dev.url}/__mercato/preview/session-token`, {

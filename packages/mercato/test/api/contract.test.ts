@@ -85,6 +85,8 @@ const STEP_ROW = spec<Api.StepRow>({
   startedAt: 'required',
   finishedAt: 'required',
   durationMs: 'required',
+  kind: 'required',
+  wakeAt: 'required',
 });
 const RETRY_POLICY = spec<Api.RetryPolicy>({
   maxAttempts: 'required',
@@ -352,6 +354,12 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
     await waitForRun(get().db, failed);
     const napping = (await call('/api/flows/nap/run', { method: 'POST', json: { input: {} } })).body.runId as string;
     await waitForRun(get().db, napping, (r) => r.status === 'sleeping');
+    // a sleep is told apart from a step, with its wake time (the run page's waterfall draws it), as the run's waiting says
+    const napDetail = (await call(`/api/runs/${napping}`)).body as Api.RunDetail;
+    expectShape(napDetail.steps[0], STEP_ROW, 'StepRow of a sleep');
+    expect(napDetail.steps[0]).toMatchObject({ name: 'nap', kind: 'sleep', status: 'sleeping' });
+    expect(new Date(napDetail.steps[0]!.wakeAt!).getTime()).toBe(new Date(napDetail.waiting!.until!).getTime());
+    expect(detail.body.steps[0]).toMatchObject({ kind: 'step', wakeAt: null });
     const canceled = await call(`/api/runs/${napping}/cancel`, { method: 'POST' });
     expect(canceled.status).toBe(200);
     expectShape<Api.CancelRunResponse>(canceled.body, { runId: 'required', status: 'required', previousStatus: 'required' }, 'cancel');

@@ -16,12 +16,25 @@ export interface StepRecord {
   startedAt: string;
   finishedAt: string | null;
   durationMs: number | null;
+  /** `sleep`: written by `ctx.sleep` (its result is `{ wakeAt }`); `step`: written by `ctx.step`. */
+  kind: 'step' | 'sleep';
+  /** A sleep's wake time; null for a step. */
+  wakeAt: string | null;
 }
+
+/**
+ * A sleep's row: `sleeping`, or completed with the result `parkSleeping` wrote (an object whose only key is `wakeAt`).
+ * The table has no kind column, so a step returning exactly `{ wakeAt }` would read as a sleep.
+ */
+const IS_SLEEP = `(status = 'sleeping' or (jsonb_typeof(result) = 'object' and result ? 'wakeAt' and result - 'wakeAt' = '{}'::jsonb))`;
 
 export function listSteps(exec: Exec, runId: string): Promise<StepRecord[]> {
   return exec<StepRecord>(sql`
     select name, status, attempt, result, error, ${isoTs('started_at')} as "startedAt", ${isoTs('finished_at')} as "finishedAt",
-      case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs"
+      case when finished_at is null then null else round(extract(epoch from (finished_at - started_at)) * 1000)::int end as "durationMs",
+      case when ${sql.raw(IS_SLEEP)} then 'sleep' else 'step' end as kind,
+      case when ${sql.raw(IS_SLEEP)} and jsonb_typeof(result -> 'wakeAt') = 'string'
+        then to_json((result ->> 'wakeAt')::timestamptz) #>> '{}' else null end as "wakeAt"
     from steps where run_id = ${runId}::uuid order by started_at, name`);
 }
 
