@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { untilListening } from '../helpers/listening.ts';
 import { type Browser, type BrowserContext, type Page, type Request, chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -42,28 +43,11 @@ export async function startDev(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mercato dev did not start in 60 s:\n${output}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`mercato dev exited with ${code} before listening:\n${output}`));
-    });
-  });
+  const { url, output } = await untilListening(child, 60_000);
   return {
     url,
-    output: () => output,
+    output,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

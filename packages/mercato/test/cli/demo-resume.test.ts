@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogSearchResponse, RunDetail, StepRow } from '../../src/api/types.ts';
 import { type TestDatabase, createTestDatabase } from '../../src/db/testing.ts';
+import { untilListening } from '../helpers/listening.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/mercato.js', import.meta.url));
 const DEMO = fileURLToPath(new URL('../../../../examples/demo/', import.meta.url));
@@ -48,29 +49,12 @@ describe('the demo backfill survives a restart of mercato dev', { timeout: 180_0
     if (database) env.DATABASE_URL = database.url;
     const child = spawn(process.execPath, [BIN, 'dev', '--port', '0', '--no-watch'], { cwd: DEMO, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
-    let output = '';
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`mercato dev did not start in 90 s:\n${output}`)), 90_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        const m = /listening on (http:\/\/\S+)/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`mercato dev exited with ${code} before listening:\n${output}`));
-      });
-    });
+    const { url, output } = await untilListening(child, 90_000);
     return {
       child,
       url,
-      output: () => output,
+      output,
       interrupt: () => {
         child.kill('SIGINT');
         return exited;
