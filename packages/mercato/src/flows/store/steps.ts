@@ -3,24 +3,11 @@
  * the lease token (`ownedBy`): a worker that lost the run stores nothing.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import type { StepRow } from '../../api/types.ts';
 import { type Exec, isoTs, prepared } from '../../db/sql.ts';
 
-export interface StepRecord {
-  name: string;
-  /** `running`: a step still executing RUNNING_STEP_MARK_MS after it started (or interrupted while it ran). */
-  status: 'running' | 'completed' | 'failed' | 'sleeping';
-  /** The absolute attempt that wrote it. */
-  attempt: number;
-  result: unknown;
-  error: { name: string; message: string } | null;
-  startedAt: string;
-  finishedAt: string | null;
-  durationMs: number | null;
-  /** `sleep`: written by `ctx.sleep` (its result is `{ wakeAt }`); `step`: written by `ctx.step`. */
-  kind: 'step' | 'sleep';
-  /** A sleep's wake time; null for a step. */
-  wakeAt: string | null;
-}
+/** A step as the API lists it: the contract's `StepRow` (api/types.ts), one shape for the server and the UI. */
+export type StepRecord = StepRow;
 
 /**
  * A sleep's row: `sleeping`, or completed with the result `parkSleeping` wrote (an object whose only key is `wakeAt`).
