@@ -30,13 +30,15 @@ function RunsOverTime({ res, range, onRange }: { res: Resource<RunStatsResponse>
           <Text as="h2" variant="headingMd">
             Runs over time
           </Text>
-          <ButtonGroup variant="segmented">
-            {RANGES.map((r) => (
-              <Button key={r.range} pressed={range === r.range} onClick={() => onRange(r.range)}>
-                {r.label}
-              </Button>
-            ))}
-          </ButtonGroup>
+          <div role="group" aria-label="Period of the runs chart">
+            <ButtonGroup variant="segmented">
+              {RANGES.map((r) => (
+                <Button key={r.range} pressed={range === r.range} onClick={() => onRange(r.range)}>
+                  {r.label}
+                </Button>
+              ))}
+            </ButtonGroup>
+          </div>
         </InlineStack>
         {res.error && !stats ? (
           <ErrorBanner error={res.error} title="The runs chart could not be loaded" onRetry={() => void res.reload()} />

@@ -123,7 +123,7 @@ describe.skipIf(!hasChromium)('admin charts (Chromium)', { timeout: 90_000 }, ()
       await shot(`home-24h-${width}`);
       await axe(`home-24h-${width}`);
 
-      await page.getByRole('button', { name: '7 days' }).click();
+      await page.getByRole('group', { name: 'Period of the runs chart' }).getByRole('button', { name: '7 days' }).click();
       await page.locator('.run-stats-chart[data-range="7d"] svg').first().waitFor();
       expect(await page.getByRole('button', { name: '7 days' }).getAttribute('aria-pressed')).toBe('true');
       expect(await hiddenText(page, '[data-testid="run-stats-summary"] p')).toBe(
