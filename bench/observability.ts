@@ -1,10 +1,12 @@
 /**
- * npm run bench:observability — run lists and log search through the real HTTP server on PostgreSQL.
+ * npm run bench:observability — run lists, log search and the charts' aggregates through the real HTTP server on
+ * PostgreSQL.
  *
  * Loads 1,000,000 runs over 1,000 tenants and one run with 1,000,000 log lines (plus 100,000 lines in other runs) into a
  * fresh database on the server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), then times
- * `GET /api/runs` and `GET /api/runs/:id/logs` over HTTP and prints p50/p99 per scenario with the row counts.
- * Targets: run list p99 ≤ 20 ms, log search p99 ≤ 100 ms. The database is dropped at the end.
+ * `GET /api/runs`, `GET /api/runs/:id/logs`, `GET /api/stats/runs` and `GET /api/stats/flows` over HTTP and prints
+ * p50/p99 per scenario with the row counts. Targets: run list p99 ≤ 20 ms, log search p99 ≤ 100 ms, charts p99 ≤ 25 ms.
+ * The database is dropped at the end.
  */
 import { randomBytes } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -16,6 +18,8 @@ import { type Database, openDatabase } from '../packages/mercato/src/db/engine.t
 import { migrate } from '../packages/mercato/src/db/migrate.ts';
 import type { Exec, Tenant } from '../packages/mercato/src/db/sql.ts';
 import { type RunFilter, listRunRows } from '../packages/mercato/src/flows/store/runs.ts';
+import { STATS_WINDOWS } from '../packages/mercato/src/flows/stats.ts';
+import { flowActivity, runActivity } from '../packages/mercato/src/flows/store/stats.ts';
 import { signSessionToken } from '../packages/mercato/src/http/session-token.ts';
 import { BENCH_FLOWS as FLOWS } from './observability-server.ts';
 
@@ -27,6 +31,12 @@ const OTHER_LOG_LINES = Math.round(LOG_LINES / 10);
 const BATCH = 100_000;
 const LIST_SAMPLES = 400;
 const LOG_SAMPLES = 200;
+const STATS_SAMPLES = 400;
+/** BENCH_HEAVY_RUNS=<n>: also a shop with n runs over the last 7 days, whose charts are measured apart (not in the target). */
+const HEAVY_RUNS = Number(process.env.BENCH_HEAVY_RUNS ?? 0);
+const HEAVY_SHOP = 'shop-heavy.myshopify.com';
+/** BENCH_ONLY=lists,charts,logs: the groups to measure (default all), e.g. to repeat one on a database kept by BENCH_KEEP. */
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'lists,charts,logs').split(',').map((g) => g.trim()));
 const API_KEY = 'bench-key';
 const API_SECRET = 'bench-secret';
 const SERVER_SCRIPT = fileURLToPath(new URL('./observability-server.ts', import.meta.url));
@@ -112,6 +122,22 @@ async function load(db: Database) {
 }
 type SQLRunId = ReturnType<typeof sql>;
 
+/** The heavy shop's runs (BENCH_HEAVY_RUNS), evenly over the last 7 days, 2 % failed; loaded once per database. */
+async function loadHeavyShop(db: Database) {
+  const [{ n }] = await db.query<{ n: number }>(
+    sql`select count(*)::int as n from runs where app_handle = 'default' and shop = ${HEAVY_SHOP}`,
+  );
+  if (n > 0) return;
+  await timed(`${HEAVY_RUNS.toLocaleString('en')} runs of ${HEAVY_SHOP} over 7 days`, async () => {
+    await db.query(sql`
+      insert into runs (app_handle, shop, flow_name, trigger, input, retry_policy, status, attempt, created_at, started_at, finished_at)
+      select 'default', ${HEAVY_SHOP}, (${sql.raw(`array['${FLOWS.join("','")}']`)})[1 + n % ${FLOWS.length}], 'api', '{}'::jsonb, '{}'::jsonb,
+             case when n % 50 = 9 then 'failed' else 'completed' end, 1, t, t, t + (n % 3000) * interval '1 millisecond'
+      from (select n, now() - (n::float8 / ${HEAVY_RUNS}) * interval '7 days' as t from generate_series(1, ${HEAVY_RUNS}::int) n) s`);
+    await db.exec('analyze runs');
+  });
+}
+
 function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
@@ -141,14 +167,37 @@ async function measure(
     const elapsed = ms(start);
     if (res.status !== 200) throw new Error(`${scenario}: ${res.status} ${JSON.stringify(body)}`);
     if (i >= 0) times.push(elapsed);
-    if (i === 0) {
-      const n = body.runs?.length ?? body.logs?.length;
-      rows = `${n} rows, total ${body.total.toLocaleString('en')}${body.totalExact === false ? '+' : ''}`;
-    }
+    if (i === 0) rows = describeRows(body);
   }
   times.sort((a, b) => a - b);
   log(`  ${scenario}: p50 ${percentile(times, 50).toFixed(1)} ms, p99 ${percentile(times, 99).toFixed(1)} ms`);
   return { scenario, p50: percentile(times, 50), p99: percentile(times, 99), rows };
+}
+
+/** What an answer held, for the table: rows of a list, buckets of a chart, flows of the flow figures. */
+function describeRows(body: any): string {
+  if (Array.isArray(body.buckets)) return `${body.buckets.length} buckets, ${body.total.toLocaleString('en')} runs`;
+  if (Array.isArray(body.flows)) {
+    const runs = body.flows.reduce((sum: number, f: { runs: number }) => sum + f.runs, 0);
+    return `${body.flows.length} flows, ${runs.toLocaleString('en')} runs`;
+  }
+  const n = body.runs?.length ?? body.logs?.length;
+  return `${n} rows, total ${body.total.toLocaleString('en')}${body.totalExact === false ? '+' : ''}`;
+}
+
+/** EXPLAIN ANALYZE of each statement the function runs (it gets an Exec that explains instead of answering). */
+async function explainStatements(db: Database, label: string, run: (exec: Exec) => Promise<unknown>, answer: unknown[]) {
+  const plans: string[][] = [];
+  const explaining = (async (statement: SQL) => {
+    const plan = await db.query<{ 'QUERY PLAN': string }>(sql`explain (analyze, buffers off, costs off) ${statement}`);
+    plans.push(plan.map((r) => r['QUERY PLAN']));
+    return answer;
+  }) as Exec;
+  await run(explaining).catch(() => {});
+  for (const plan of plans) {
+    log(`  EXPLAIN ${label}:`);
+    for (const line of plan.filter((l) => /Scan|Append|Aggregate|Sort|Execution Time/.test(l))) log(`    ${line.trim()}`);
+  }
 }
 
 /**
@@ -190,6 +239,7 @@ async function main() {
     const bigRun = reuse
       ? (await db.query<{ run_id: string }>(sql`select run_id from logs group by run_id order by count(*) desc limit 1`))[0].run_id
       : await load(db);
+    if (HEAVY_RUNS > 0) await loadHeavyShop(db);
     const [{ runs, logs }] = await db.query<{ runs: number; logs: number }>(
       sql`select (select count(*) from runs)::int as runs, (select count(*) from logs)::int as logs`,
     );
@@ -241,56 +291,86 @@ async function main() {
     await explainList(db, 'status=failed', tenant, { status: 'failed' });
     // no status contains "sync" and it cannot be part of a UUID, so only the flow name is compared
     await explainList(db, 'search=sync', tenant, { search: 'sync' });
+    log('\nChart aggregate plans (tenant shop-0005):');
+    const emptyAnswer = [{ since: '', until: '', groups: '[]', flows: '[]' }];
+    await explainStatements(db, 'stats/runs 24h', (exec) => runActivity(exec, tenant, STATS_WINDOWS['24h']), emptyAnswer);
+    await explainStatements(db, 'stats/runs 7d', (exec) => runActivity(exec, tenant, STATS_WINDOWS['7d']), emptyAnswer);
+    await explainStatements(db, 'stats/flows', (exec) => flowActivity(exec, tenant, STATS_WINDOWS['24h']), emptyAnswer);
 
     const results: Row[] = [];
+    const heavyResults: Row[] = [];
     const list = async (scenario: string, query: string, shopFor: (i: number) => string = shop) =>
       results.push({
         group: 'GET /api/runs',
         ...(await measure(server.url, scenario, LIST_SAMPLES, (i) => ({ path: `/api/runs?${query}`, shop: shopFor(i) }))),
       });
-    log('\nMeasuring run lists…');
-    await list('limit=50', 'limit=50');
-    await list('limit=50&offset=500', 'limit=50&offset=500');
-    await list('search=sync', 'limit=50&search=sync');
-    await list('search=<partial run id>', `limit=50&search=${someId.slice(0, 13)}`, () => shopOf(5));
-    await list('status=failed', 'limit=50&status=failed');
-    await list('search=reconcile&status=failed', 'limit=50&search=reconcile&status=failed');
-    await list(
-      'from/to (7 days)',
-      `limit=50&from=${new Date(Date.now() - 14 * 86_400_000).toISOString()}&to=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`,
-    );
+    if (ONLY.has('lists')) {
+      log('\nMeasuring run lists…');
+      await list('limit=50', 'limit=50');
+      await list('limit=50&offset=500', 'limit=50&offset=500');
+      await list('search=sync', 'limit=50&search=sync');
+      await list('search=<partial run id>', `limit=50&search=${someId.slice(0, 13)}`, () => shopOf(5));
+      await list('status=failed', 'limit=50&status=failed');
+      await list('search=reconcile&status=failed', 'limit=50&search=reconcile&status=failed');
+      await list(
+        'from/to (7 days)',
+        `limit=50&from=${new Date(Date.now() - 14 * 86_400_000).toISOString()}&to=${new Date(Date.now() - 7 * 86_400_000).toISOString()}`,
+      );
+    }
 
-    log(`Measuring log search over ${LOG_LINES.toLocaleString('en')} lines…`);
-    const logsQ = async (scenario: string, query: string) =>
-      results.push({
-        group: 'GET /api/runs/:id/logs',
-        ...(await measure(server.url, scenario, LOG_SAMPLES, () => ({ path: `/api/runs/${bigRun}/logs?${query}`, shop: shopOf(1) }))),
-      });
-    const q = (s: string) => `q=${encodeURIComponent(s)}`;
-    await logsQ('no query (newest 50)', 'limit=50');
-    await logsQ('text, rare: timeout', q('timeout'));
-    await logsQ('text, common: processed order', q('processed order'));
-    await logsQ('phrase + exclusion', q('"payment failed" -card_declined'));
-    await logsQ('field: level:error', q('level:error'));
-    await logsQ('levels=warn', 'levels=warn');
-    await logsQ('field: step:charge attempt:2', q('step:charge attempt:2'));
-    await logsQ('data key: orderId=123457', q('orderId=123457'));
-    await logsQ('data key: customer.id=42', q('customer.id=42'));
-    await logsQ('data compare: ms>2990 level:warn', q('ms>2990 level:warn'));
-    await logsQ('regex: /timeout after \\d+ms/', q('/timeout after \\d+ms/'));
-    await logsQ('regex: /^Payment failed for order 9\\d+7:/', q('/^Payment failed for order 9\\d+7:/'));
-    await logsQ('time: last:15m level:warn', q('last:15m level:warn'));
-    await logsQ('context: payment C:3', q('payment C:3'));
-    await logsQ('context: timeout B:5 A:5', q('timeout B:5 A:5'));
-    await logsQ('deep page: before=<id 500k down>', `limit=50&before=${LOG_LINES / 2}`);
+    if (ONLY.has('charts')) {
+      log("\nMeasuring the charts' aggregates…");
+      const stats = async (group: string, scenario: string, path: string) =>
+        results.push({ group, ...(await measure(server.url, scenario, STATS_SAMPLES, (i) => ({ path, shop: shop(i) }))) });
+      await stats('GET /api/stats/runs', 'range=24h (24 hourly buckets)', '/api/stats/runs?range=24h');
+      await stats('GET /api/stats/runs', 'range=7d (28 buckets of 6 h)', '/api/stats/runs?range=7d');
+      await stats('GET /api/stats/flows', '24 h per flow (p50/p95, hourly)', '/api/stats/flows');
+      if (HEAVY_RUNS > 0) {
+        const heavy = async (scenario: string, path: string) =>
+          heavyResults.push({ group: 'heavy shop', ...(await measure(server.url, scenario, 50, () => ({ path, shop: HEAVY_SHOP }))) });
+        await heavy('stats/runs?range=24h', '/api/stats/runs?range=24h');
+        await heavy('stats/runs?range=7d', '/api/stats/runs?range=7d');
+        await heavy('stats/flows', '/api/stats/flows');
+      }
+    }
+
+    if (ONLY.has('logs')) {
+      log(`Measuring log search over ${LOG_LINES.toLocaleString('en')} lines…`);
+      const logsQ = async (scenario: string, query: string) =>
+        results.push({
+          group: 'GET /api/runs/:id/logs',
+          ...(await measure(server.url, scenario, LOG_SAMPLES, () => ({ path: `/api/runs/${bigRun}/logs?${query}`, shop: shopOf(1) }))),
+        });
+      const q = (s: string) => `q=${encodeURIComponent(s)}`;
+      await logsQ('no query (newest 50)', 'limit=50');
+      await logsQ('text, rare: timeout', q('timeout'));
+      await logsQ('text, common: processed order', q('processed order'));
+      await logsQ('phrase + exclusion', q('"payment failed" -card_declined'));
+      await logsQ('field: level:error', q('level:error'));
+      await logsQ('levels=warn', 'levels=warn');
+      await logsQ('field: step:charge attempt:2', q('step:charge attempt:2'));
+      await logsQ('data key: orderId=123457', q('orderId=123457'));
+      await logsQ('data key: customer.id=42', q('customer.id=42'));
+      await logsQ('data compare: ms>2990 level:warn', q('ms>2990 level:warn'));
+      await logsQ('regex: /timeout after \\d+ms/', q('/timeout after \\d+ms/'));
+      await logsQ('regex: /^Payment failed for order 9\\d+7:/', q('/^Payment failed for order 9\\d+7:/'));
+      await logsQ('time: last:15m level:warn', q('last:15m level:warn'));
+      await logsQ('context: payment C:3', q('payment C:3'));
+      await logsQ('context: timeout B:5 A:5', q('timeout B:5 A:5'));
+      await logsQ('deep page: before=<id 500k down>', `limit=50&before=${LOG_LINES / 2}`);
+    }
 
     log('');
     log('| Endpoint | Scenario | p50 ms | p99 ms | Rows |');
     log('|---|---|---|---|---|');
     for (const r of results) log(`| ${r.group} | ${r.scenario} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.rows} |`);
-    const worst = (g: string) => Math.max(...results.filter((r) => r.group === g).map((r) => r.p99));
-    log(`\nRun list worst p99: ${worst('GET /api/runs').toFixed(1)} ms (target ≤ 20 ms)`);
-    log(`Log search worst p99: ${worst('GET /api/runs/:id/logs').toFixed(1)} ms (target ≤ 100 ms)`);
+    for (const r of heavyResults)
+      log(`| ${HEAVY_SHOP} (not in the target) | ${r.scenario} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.rows} |`);
+    const worst = (...groups: string[]) => Math.max(...results.filter((r) => groups.includes(r.group)).map((r) => r.p99));
+    log('');
+    if (ONLY.has('lists')) log(`Run list worst p99: ${worst('GET /api/runs').toFixed(1)} ms (target ≤ 20 ms)`);
+    if (ONLY.has('logs')) log(`Log search worst p99: ${worst('GET /api/runs/:id/logs').toFixed(1)} ms (target ≤ 100 ms)`);
+    if (ONLY.has('charts')) log(`Charts worst p99: ${worst('GET /api/stats/runs', 'GET /api/stats/flows').toFixed(1)} ms (target ≤ 25 ms)`);
   } finally {
     await closeRuntime?.().catch(() => {});
     await db.close().catch(() => {});

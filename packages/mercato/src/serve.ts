@@ -20,6 +20,8 @@ import { createRunWatch } from './flows/watch.ts';
 import { watchApi } from './flows/watch-router.ts';
 import { createHome } from './flows/home.ts';
 import { homeApi } from './flows/home-router.ts';
+import { createStats } from './flows/stats.ts';
+import { statsApi } from './flows/stats-router.ts';
 import { createRunLogger, writeLog } from './logs/writer.ts';
 import { logsApi } from './logs/router.ts';
 import { providersApi } from './providers/router.ts';
@@ -47,6 +49,7 @@ export function apiGroups(runtime: Runtime): ApiRouteGroup[] {
       config: runtime.config,
     }),
     ...homeApi({ home: createHome({ db: runtime.db }) }),
+    ...statsApi({ stats: createStats({ db: runtime.db }) }),
     ...providersApi({ db: runtime.db, secrets: runtime.secrets, providers: runtime.config.providers, logger: runtime.logger }),
     ...cronsApi({ db: runtime.db, crons: runtime.config.crons }),
     ...functionsApi({ functions: runtime.config.functions, adminClient: runtime.adminClientFor }),

@@ -1,8 +1,13 @@
-/** Flows: each flow with its input schema and crons, and a Run button. */
-import { Badge, BlockStack, Button, Card, Collapsible, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
-import type { FlowInfo, FlowListResponse } from 'mercato/api';
+/**
+ * Flows: each flow with its last 24 hours (runs, success rate, p50/p95 duration, a sparkline of its runs per hour), its
+ * input schema and crons, and a Run button.
+ */
+import { Badge, BlockStack, Button, Card, Collapsible, InlineStack, Layout, Link, Page, SkeletonBodyText, Text } from '@shopify/polaris';
+import type { FlowInfo, FlowListResponse, FlowStatsResponse, FlowStatsRow } from 'mercato/api';
 import { useId, useState } from 'react';
 import { JsonBlock } from '../components/JsonBlock.tsx';
+import { FlowSparkline, flowStatsSentence, formatRate } from '../components/charts/charts.tsx';
+import { formatDuration } from '../lib/format.ts';
 import { Empty, ErrorPage, LoadingPage } from '../components/states.tsx';
 import { type JsonSchema, enumValues, humanize, kindOf, unwrapNullable } from '../lib/schema.ts';
 import { useApi } from '../lib/useApi.ts';
@@ -78,7 +83,65 @@ function shopsLabel(shops: unknown): string {
   return String(shops);
 }
 
-function FlowCard({ flow, onRun }: { flow: FlowInfo; onRun(): void }) {
+/** What the stats answer says of a flow: its row, `null` for a flow without runs, `undefined` while loading or failed. */
+type FlowFigures = FlowStatsRow | null | undefined;
+
+function Figure({ label, value }: { label: string; value: string }) {
+  return (
+    <div className="flow-figure">
+      <Text as="p" variant="bodySm" tone="subdued">
+        {label}
+      </Text>
+      <Text as="p" variant="headingMd">
+        {value}
+      </Text>
+    </div>
+  );
+}
+
+/** A flow's last 24 hours: four figures and the sparkline; the sentence for screen readers says the same. */
+function FlowLast24Hours({ name, figures, failed }: { name: string; figures: FlowFigures; failed: boolean }) {
+  if (figures === undefined) {
+    return failed ? (
+      <Text as="p" tone="subdued">
+        The figures of the last 24 hours could not be loaded.
+      </Text>
+    ) : (
+      <SkeletonBodyText lines={2} />
+    );
+  }
+  return (
+    <div className="flow-stats">
+      <p className="visually-hidden">{flowStatsSentence(name, figures ?? undefined)}</p>
+      <div className="flow-figures" aria-hidden="true">
+        <Figure label="Runs, 24 h" value={String(figures?.runs ?? 0)} />
+        <Figure label="Success rate" value={formatRate(figures?.successRate ?? null)} />
+        <Figure label="p50 duration" value={formatDuration(figures?.p50Ms)} />
+        <Figure label="p95 duration" value={formatDuration(figures?.p95Ms)} />
+      </div>
+      {figures ? (
+        <div className="flow-sparkline">
+          <FlowSparkline row={figures} />
+          <span className="flow-sparkline-caption" aria-hidden="true">
+            Runs per hour
+          </span>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
+function FlowCard({
+  flow,
+  onRun,
+  figures,
+  figuresFailed,
+}: {
+  flow: FlowInfo;
+  onRun(): void;
+  figures: FlowFigures;
+  figuresFailed: boolean;
+}) {
   return (
     <Card>
       <BlockStack gap="400">
@@ -100,6 +163,7 @@ function FlowCard({ flow, onRun }: { flow: FlowInfo; onRun(): void }) {
             </Button>
           </InlineStack>
         </InlineStack>
+        <FlowLast24Hours name={flow.name} figures={figures} failed={figuresFailed} />
         <InputSummary schema={flow.inputSchema} />
         <BlockStack gap="200">
           <Text as="h3" variant="headingSm">
@@ -127,7 +191,9 @@ function FlowCard({ flow, onRun }: { flow: FlowInfo; onRun(): void }) {
 
 export function FlowsPage() {
   const res = useApi<FlowListResponse>('/api/flows');
+  const stats = useApi<FlowStatsResponse>('/api/stats/flows');
   const [running, setRunning] = useState<FlowInfo | null>(null);
+  const figuresOf = (name: string): FlowFigures => (stats.data ? (stats.data.flows.find((f) => f.flowName === name) ?? null) : undefined);
   if (res.error && !res.data) return <ErrorPage title="Flows" error={res.error} onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingPage title="Flows" />;
   const flows = res.data.flows;
@@ -147,7 +213,7 @@ export function FlowsPage() {
         ) : (
           flows.map((flow) => (
             <Layout.Section key={flow.name}>
-              <FlowCard flow={flow} onRun={() => setRunning(flow)} />
+              <FlowCard flow={flow} onRun={() => setRunning(flow)} figures={figuresOf(flow.name)} figuresFailed={Boolean(stats.error)} />
             </Layout.Section>
           ))
         )}

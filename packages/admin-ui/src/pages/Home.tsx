@@ -1,18 +1,78 @@
-/** Home: runs by status over the last 24 hours, recent failures, provider status, next cron fires. */
-import { BlockStack, Card, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
-import type { CronListResponse, HomeSummary, ProviderListResponse } from 'mercato/api';
+/**
+ * Home: runs by status over the last 24 hours, runs over time by status (24 hours / 7 days) with the failure rate,
+ * recent failures, provider status, next cron fires.
+ */
+import { BlockStack, Button, ButtonGroup, Card, InlineStack, Layout, Link, Page, Text } from '@shopify/polaris';
+import type { CronListResponse, HomeSummary, ProviderListResponse, RunStatsResponse, StatsRange } from 'mercato/api';
+import { useState } from 'react';
 import { ProviderStatusBadge, RUN_STATUSES, RunStatusBadge } from '../components/badges.tsx';
-import { Empty, ErrorBanner, LoadingCard } from '../components/states.tsx';
+import { RunStatsChart, formatRate } from '../components/charts/charts.tsx';
+import { Empty, ErrorBanner, LoadingBlock, LoadingCard } from '../components/states.tsx';
 import { pageEnabled, useShell } from '../lib/context.tsx';
 import { formatDateTime, formatRelative, shortId } from '../lib/format.ts';
 import { RouterLink } from '../lib/router.tsx';
-import { useApi } from '../lib/useApi.ts';
+import { type Resource, useApi } from '../lib/useApi.ts';
 import { useRunsWatch } from './useRunsWatch.ts';
+
+const RANGES: { range: StatsRange; label: string }[] = [
+  { range: '24h', label: '24 hours' },
+  { range: '7d', label: '7 days' },
+];
+
+/** Runs over time by status (GET /api/stats/runs), 24 hours or 7 days, and the failure rate. */
+function RunsOverTime({ res, range, onRange }: { res: Resource<RunStatsResponse>; range: StatsRange; onRange(r: StatsRange): void }) {
+  const stats = res.data?.range === range ? res.data : undefined;
+  const finished = stats ? stats.counts.completed + stats.counts.failed : 0;
+  return (
+    <Card>
+      <BlockStack gap="300">
+        <InlineStack align="space-between" blockAlign="center" gap="200">
+          <Text as="h2" variant="headingMd">
+            Runs over time
+          </Text>
+          <div role="group" aria-label="Period of the runs chart">
+            <ButtonGroup variant="segmented">
+              {RANGES.map((r) => (
+                <Button key={r.range} pressed={range === r.range} onClick={() => onRange(r.range)}>
+                  {r.label}
+                </Button>
+              ))}
+            </ButtonGroup>
+          </div>
+        </InlineStack>
+        {res.error && !stats ? (
+          <ErrorBanner error={res.error} title="The runs chart could not be loaded" onRetry={() => void res.reload()} />
+        ) : !stats ? (
+          <LoadingBlock label="the runs chart" lines={6} />
+        ) : (
+          <BlockStack gap="200">
+            <InlineStack gap="200" blockAlign="baseline" wrap>
+              <Text as="p" variant="headingLg">
+                {`Failure rate ${formatRate(stats.failureRate)}`}
+              </Text>
+              <Text as="span" tone="subdued">
+                {stats.failureRate === null
+                  ? 'no finished runs'
+                  : `${stats.counts.failed} of ${finished} finished runs failed, ${stats.range === '24h' ? 'last 24 hours' : 'last 7 days'}`}
+              </Text>
+            </InlineStack>
+            <RunStatsChart stats={stats} />
+          </BlockStack>
+        )}
+      </BlockStack>
+    </Card>
+  );
+}
 
 function RunsSection() {
   const res = useApi<HomeSummary>('/api/home');
-  // Live: the counts and failures follow the shop's runs without a reload (one long poll, no timer).
-  useRunsWatch(() => void res.refresh());
+  const [range, setRange] = useState<StatsRange>('24h');
+  const chart = useApi<RunStatsResponse>(`/api/stats/runs?range=${range}`);
+  // Live: the counts, the chart and the failures follow the shop's runs without a reload (one long poll, no timer).
+  useRunsWatch(() => {
+    void res.refresh();
+    void chart.refresh();
+  });
   if (res.error && !res.data)
     return <ErrorBanner error={res.error} title="Run counts could not be loaded" onRetry={() => void res.reload()} />;
   if (!res.data) return <LoadingCard label="run counts" />;
@@ -54,6 +114,7 @@ function RunsSection() {
           </div>
         </BlockStack>
       </Card>
+      <RunsOverTime res={chart} range={range} onRange={setRange} />
       <Card>
         <BlockStack gap="300">
           <Text as="h2" variant="headingMd">

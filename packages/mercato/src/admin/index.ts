@@ -43,8 +43,8 @@ export const RESERVED_PREFIXES = [
 export const APP_BRIDGE_SOURCE = 'https://cdn.shopify.com/shopifycloud/';
 
 /**
- * The Content-Security-Policy of index.html (docs/security.md, "Admin UI"). The built UI is one module script and one
- * stylesheet from /assets/, JSON from this server, data: images in the stylesheet and style attributes set by Polaris;
+ * The Content-Security-Policy of index.html (docs/security.md, "Admin UI"). The built UI is module scripts and
+ * stylesheets from /assets/ (the charts' chunk loaded on demand), JSON from this server, data: images in the stylesheet and style attributes set by Polaris;
  * the boot config is a JSON data block, which no policy needs to allow. Inside the platform's admin App Bridge is added (script and connections to the
  * platform's hosts) and only that shop's admin and admin.shopify.com may frame the page; elsewhere only the page itself.
  */

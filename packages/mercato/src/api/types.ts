@@ -347,6 +347,75 @@ export interface HomeSummary {
   recentFailures: RecentFailure[];
 }
 
+/** The window of a chart: the last 24 hours in 1-hour buckets, or the last 7 days in 6-hour buckets. */
+export type StatsRange = '24h' | '7d';
+
+/** Query parameters of GET /api/stats/runs (no others are accepted; 400 `{ error, field }` otherwise). */
+export interface RunStatsQuery {
+  /** Default `24h`. */
+  range?: StatsRange;
+}
+
+/** One bucket of GET /api/stats/runs: the runs created in `[start, start + bucketMinutes)`. */
+export interface RunStatsBucket {
+  start: IsoTime;
+  /** Every status, 0 when none. */
+  counts: Record<RunStatus, number>;
+  total: number;
+}
+
+/**
+ * GET /api/stats/runs?range=24h|7d: the tenant's runs per bucket and status (by `createdAt`), for the Home chart. The
+ * window is whole buckets aligned on UTC (hours, or 00/06/12/18 h), the last one holding now: 24 or 28 buckets.
+ */
+export interface RunStatsResponse {
+  range: StatsRange;
+  /** 60 or 360. */
+  bucketMinutes: number;
+  /** Start of the first bucket. */
+  since: IsoTime;
+  /** End of the last bucket (after now). */
+  until: IsoTime;
+  /** Oldest first, every bucket of the window (empty ones too). */
+  buckets: RunStatsBucket[];
+  /** The window's runs by status. */
+  counts: Record<RunStatus, number>;
+  total: number;
+  /** failed / (completed + failed) over the window, 0 to 1 (4 decimals); null when no run finished so. */
+  failureRate: number | null;
+}
+
+/** A flow of GET /api/stats/flows. */
+export interface FlowStatsRow {
+  flowName: string;
+  /** Runs created in the window, any status. */
+  runs: number;
+  completed: number;
+  failed: number;
+  /** completed / (completed + failed), 0 to 1 (4 decimals); null when none finished so. */
+  successRate: number | null;
+  /**
+   * Median and 95th percentile (interpolated) of `finishedAt − startedAt` of the completed and failed runs, ms (0.1 ms):
+   * sleeps and retries included. null when there are none.
+   */
+  p50Ms: number | null;
+  p95Ms: number | null;
+  /** Runs per hour, oldest first: 24 numbers (the sparkline). */
+  hourly: number[];
+}
+
+/**
+ * GET /api/stats/flows (no query parameter): per flow with runs created in the last 24 hours (whole hours, the last one
+ * holding now), ordered by name. Flows without runs in the window are not listed.
+ */
+export interface FlowStatsResponse {
+  since: IsoTime;
+  until: IsoTime;
+  /** 60. */
+  bucketMinutes: number;
+  flows: FlowStatsRow[];
+}
+
 /** POST /api/runs/:id/cancel (409 `{ error, status }` for a finished run). */
 export interface CancelRunResponse {
   runId: string;

@@ -129,3 +129,19 @@ export const watchQuery = z.strictObject({
     return Number(raw);
   }),
 });
+
+/** The windows of the charts' aggregates (GET /api/stats/runs): 24 hours in hours, 7 days in 6-hour buckets. */
+export const STATS_RANGES = ['24h', '7d'] as const;
+export type StatsRange = (typeof STATS_RANGES)[number];
+
+/** GET /api/stats/runs?range=24h|7d (default 24h). */
+export const runStatsQuery = z.strictObject({
+  range: param<StatsRange>('24h', (raw, ctx) => {
+    if ((STATS_RANGES as readonly string[]).includes(raw)) return raw as StatsRange;
+    ctx.addIssue({ code: 'custom', message: `must be one of ${STATS_RANGES.join(', ')}` });
+    return z.NEVER;
+  }),
+});
+
+/** GET /api/stats/flows: no parameter (always the last 24 hours). */
+export const flowStatsQuery = z.strictObject({});

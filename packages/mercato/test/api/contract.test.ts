@@ -335,6 +335,50 @@ describeEngines('the /api answers have the keys of mercato/api', (get) => {
       'RecentFailure',
     );
 
+    const runStats = await call('/api/stats/runs?range=7d');
+    expectShape<Api.RunStatsResponse>(
+      runStats.body,
+      {
+        range: 'required',
+        bucketMinutes: 'required',
+        since: 'required',
+        until: 'required',
+        buckets: 'required',
+        counts: 'required',
+        total: 'required',
+        failureRate: 'required',
+      },
+      'GET /api/stats/runs',
+    );
+    expectShape<Api.RunStatsBucket>(
+      runStats.body.buckets[0],
+      { start: 'required', counts: 'required', total: 'required' },
+      'RunStatsBucket',
+    );
+    const flowStats = await call('/api/stats/flows');
+    expectShape<Api.FlowStatsResponse>(
+      flowStats.body,
+      { since: 'required', until: 'required', bucketMinutes: 'required', flows: 'required' },
+      'GET /api/stats/flows',
+    );
+    expect(flowStats.body.flows.length).toBeGreaterThan(0);
+    for (const row of flowStats.body.flows) {
+      expectShape<Api.FlowStatsRow>(
+        row,
+        {
+          flowName: 'required',
+          runs: 'required',
+          completed: 'required',
+          failed: 'required',
+          successRate: 'required',
+          p50Ms: 'required',
+          p95Ms: 'required',
+          hourly: 'required',
+        },
+        'FlowStatsRow',
+      );
+    }
+
     const logs = await call(`/api/runs/${id}/logs`);
     expectShape<Api.LogSearchResponse>(
       logs.body,

@@ -23,7 +23,9 @@ import type { listCustomPages } from '../../src/custom-pages/service.ts';
 import type { DispatchFn, Trigger, schemaIssuesBody } from '../../src/flows/dispatch.ts';
 import type { RetryMode, bulkDeleteRuns, cancelRun, deleteRun, retryRun } from '../../src/flows/lifecycle.ts';
 import type { listRuns } from '../../src/flows/list.ts';
+import type { StatsRange } from '../../src/flows/schemas.ts';
 import type { describeFlows } from '../../src/flows/service.ts';
+import type { Stats } from '../../src/flows/stats.ts';
 import type { getRun, listSteps } from '../../src/flows/store/index.ts';
 import type { FunctionsService } from '../../src/functions/service.ts';
 import type { OwnerFieldType } from '../../src/functions/kinds.ts';
@@ -64,10 +66,22 @@ describe('unions and enums are the server’s', () => {
     expectTypeOf<Api.RiskLevel>().toEqualTypeOf<RiskLevel>();
     expectTypeOf<Api.McpTokenStatus>().toEqualTypeOf<TokenStatus>();
     expectTypeOf<Api.McpAuditStatus>().toEqualTypeOf<AuditStatus>();
+    expectTypeOf<Api.StatsRange>().toEqualTypeOf<StatsRange>();
   });
 });
 
 describe('flows and runs', () => {
+  it('GET /api/stats/runs, GET /api/stats/flows', () => {
+    type Runs = Answer<Stats['runs']>;
+    expectTypeOf<Runs>().toExtend<Api.RunStatsResponse>();
+    expectTypeOf<keyof Runs>().toEqualTypeOf<keyof Api.RunStatsResponse>();
+    expectTypeOf<keyof Item<Runs['buckets']>>().toEqualTypeOf<keyof Api.RunStatsBucket>();
+    type Flows = Answer<Stats['flows']>;
+    expectTypeOf<Flows>().toExtend<Api.FlowStatsResponse>();
+    expectTypeOf<keyof Flows>().toEqualTypeOf<keyof Api.FlowStatsResponse>();
+    expectTypeOf<keyof Item<Flows['flows']>>().toEqualTypeOf<keyof Api.FlowStatsRow>();
+  });
+
   it('GET /api/flows', () => {
     type Server = Item<ReturnType<typeof describeFlows>>;
     expectTypeOf<Server>().toExtend<Api.FlowInfo>();

@@ -47,6 +47,8 @@ const PAGINATION = ['limit', 'offset', 'status', 'from', 'to', 'search', 'cursor
 const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/api/pages' },
   { method: 'GET', path: '/api/home' },
+  { method: 'GET', path: '/api/stats/runs', query: ['range'] },
+  { method: 'GET', path: '/api/stats/flows', query: ['range'] },
   { method: 'GET', path: '/api/flows' },
   {
     method: 'POST',

@@ -87,6 +87,15 @@ const ROUTES: Record<string, RouteEntry> = {
     // A's only completed run is counted for A alone (the foreign callers' runs, made by the entries above, stay queued).
     expect: list({ check: (body) => expect(body.counts.completed).toBe(0) }),
   },
+  // the charts' aggregates: A's completed run is never counted for a foreign caller
+  'GET /api/stats/runs': {
+    path: () => '/api/stats/runs?range=7d',
+    expect: list({ check: (body) => expect(body.counts.completed).toBe(0) }),
+  },
+  'GET /api/stats/flows': {
+    path: () => '/api/stats/flows',
+    expect: list({ check: (body) => expect(body.flows.filter((f: { completed: number }) => f.completed > 0)).toEqual([]) }),
+  },
 
   // providers
   'GET /api/providers': { path: () => '/api/providers', expect: list({ aSees: true }) },
