@@ -2,6 +2,7 @@
  * The admin charts' figures (GET /api/stats/runs, GET /api/stats/flows): the store's aggregates (store/stats.ts) with
  * the empty buckets and statuses filled in and the rates worked out. Nothing here reads a run.
  */
+import type { FlowStatsResponse, FlowStatsRow, RunStatsBucket, RunStatsResponse } from '../api/types.ts';
 import { RUN_STATUSES, type RunStatus } from '../app/types.ts';
 import type { Database } from '../db/engine.ts';
 import type { Tenant } from '../db/sql.ts';
@@ -13,40 +14,11 @@ export const STATS_WINDOWS: Record<StatsRange, StatsWindow> = {
   '7d': { bucketSeconds: 6 * 3600, buckets: 28 },
 };
 
-export interface RunActivityBucket {
-  start: string;
-  counts: Record<RunStatus, number>;
-  total: number;
-}
-
-export interface RunActivity {
-  range: StatsRange;
-  bucketMinutes: number;
-  since: string;
-  until: string;
-  buckets: RunActivityBucket[];
-  counts: Record<RunStatus, number>;
-  total: number;
-  failureRate: number | null;
-}
-
-export interface FlowStats {
-  flowName: string;
-  runs: number;
-  completed: number;
-  failed: number;
-  successRate: number | null;
-  p50Ms: number | null;
-  p95Ms: number | null;
-  hourly: number[];
-}
-
-export interface FlowStatsList {
-  since: string;
-  until: string;
-  bucketMinutes: number;
-  flows: FlowStats[];
-}
+/** The shapes are the API contract's (api/types.ts): the server does not restate them. */
+export type RunActivityBucket = RunStatsBucket;
+export type RunActivity = RunStatsResponse;
+export type FlowStats = FlowStatsRow;
+export type FlowStatsList = FlowStatsResponse;
 
 const zeroCounts = () => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
 
