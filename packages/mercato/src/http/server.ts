@@ -5,7 +5,7 @@
  * capability's router. http/ only mounts routers; the capabilities own them. See docs/admin-api.md and docs/security.md.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { PageKey, RateLimitsConfig } from '../app/types.ts';
@@ -109,6 +109,45 @@ export interface StartOptions {
 /** How often Node looks for connections past their headers or request timeout (its default, 30 s, lets them live that much longer). */
 export const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
+/**
+ * How long an answer given before its request body was read keeps its connection open for the rest of that body
+ * (read and thrown away), and how much of it is read, before the connection is dropped. See lingerThenClose.
+ */
+export const LINGER_MS = 5000;
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The lingering close of an answer sent while its client is still sending the body (an early 413, a 401 before the
+ * body, a handler that never read it). Node would destroy such a socket as soon as the answer is written; the kernel
+ * then resets the connection on the client's next segment, and a client that writes before it reads (Node's fetch,
+ * and so the official MCP SDK, mid-upload) fails with EPIPE / ECONNRESET and never sees the answer. Instead the answer
+ * is followed by a FIN, the rest of the body is read and discarded, and the socket is dropped when the client closes
+ * its side, after LINGER_MS, or past LINGER_MAX_BYTES, whichever comes first (what nginx and Apache call a lingering
+ * close). Nothing read here is kept: memory does not grow.
+ */
+const lingering = new WeakSet<Socket>();
+function lingerThenClose(socket: Socket, req: IncomingMessage): void {
+  if (socket.destroyed || lingering.has(socket)) return;
+  lingering.add(socket);
+  let read = 0;
+  const drop = () => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const timer = setTimeout(drop, LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', drop);
+  // the readers of the body (a WHATWG stream's adapter among them) would keep what arrives: drop them, count and discard
+  req.removeAllListeners('data');
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > LINGER_MAX_BYTES) drop();
+  });
+  req.resume();
+  socket.end();
+}
+
 /** The port cannot be listened on: in use by another process, or reserved to privileged users. */
 export class PortUnavailableError extends Error {
   constructor(
@@ -159,8 +198,16 @@ export async function startHttpServer(app: Pick<Hono<any>, 'fetch'>, options: St
   // While closing, answers say `Connection: close` and each connection is dropped as soon as it falls idle,
   // so close() resolves when the requests in flight are answered rather than when keep-alive times out.
   const inFlight = new Set<ServerResponse>();
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+  // before the app's listener, which may write a whole answer synchronously
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     if (closing && !res.headersSent) res.setHeader('Connection', 'close');
+    // an answer complete before its body: whoever closes this socket next (Node after a `Connection: close` answer,
+    // @hono/node-server's drain) lingers instead of destroying it at once (lingerThenClose)
+    res.once('prefinish', () => {
+      const socket = req.socket;
+      if (req.complete || socket.destroyed) return;
+      socket.destroySoon = () => lingerThenClose(socket, req);
+    });
     inFlight.add(res);
     res.on('close', () => {
       inFlight.delete(res);

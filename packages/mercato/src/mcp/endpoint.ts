@@ -83,7 +83,9 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      // not cancel(): the rest of the body is left to the server's lingering close (http/server.ts), so the 413 reaches
+      // a client still sending instead of a reset
+      reader.releaseLock();
       return null;
     }
     chunks.push(value);
