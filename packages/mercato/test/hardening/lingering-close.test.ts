@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimitOf } from '../../src/http/body.ts';
 import { createErrorHandler } from '../../src/http/errors.ts';
 import { LINGER_MS, type StartedHttpServer, startHttpServer } from '../../src/http/server.ts';
-import { capturingLogger } from './helpers.ts';
+import { capturingLogger } from '../http/helpers.ts';
 
 const LIMIT = 100_000;
 
