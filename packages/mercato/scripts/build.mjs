@@ -15,7 +15,6 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, r
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { build } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = new Set(process.argv.slice(2));
@@ -52,6 +51,8 @@ if (args.has('--if-stale') && existsSync(stamp)) {
   if (sources < built && !wantTypes && existsSync(join(dist, 'cli.js'))) process.exit(0);
 }
 
+// loaded only once a build is due: `npm start` on a built tree stops above without paying for it
+const { build } = await import('esbuild');
 const started = Date.now();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 // built beside dist/ and swapped in at the end, so a process running the CLI from dist/ meanwhile keeps working
