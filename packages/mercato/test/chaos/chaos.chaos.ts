@@ -324,21 +324,27 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       // another worker (which also waits for the runs queued before them)
       const recoveries: number[] = [];
       const reclaims: number[] = [];
+      // runs the dying worker gave up itself: its last transaction (a hand-back of runs claimed ahead) can commit after
+      // the kill and after `held` was read, and another worker then starts the run with no lease to recover
+      let givenBack = 0;
       let heldTotal = 0;
       for (const kill of kills) {
         heldTotal += kill.held.length;
         if (kill.held.length === 0) continue;
         const held = JSON.stringify(kill.held);
-        const rows = await side.db.query<{ recovered: number | null; claimed: number | null }>(sql`
+        const rows = await side.db.query<{ recovered: number | null; claimed: number | null; given_back: boolean }>(sql`
           select
             (select (extract(epoch from min(r.at)) * 1000)::float8 - ${kill.at} from chaos_recoveries r
               where r.run_id = h.id and r.at > to_timestamp(${kill.at / 1000})) as recovered,
+            exists (select from chaos_releases g where g.run_id = h.id and g.lease_owner like ${`%:${kill.pid}:%`}
+              and g.at > to_timestamp(${(kill.at - 1000) / 1000})) as given_back,
             (select (extract(epoch from min(c.at)) * 1000)::float8 - ${kill.at} from chaos_claims c
               where c.run_id = h.id and c.at > to_timestamp(${kill.at / 1000}) and c.lease_owner not like ${`%:${kill.pid}:%`}) as claimed
           from (select value::uuid as id from jsonb_array_elements_text(${held}::jsonb)) h`);
         for (const r of rows) {
           if (r.recovered !== null) recoveries.push(r.recovered);
           if (r.claimed !== null) reclaims.push(r.claimed);
+          if (r.claimed !== null && r.recovered === null && r.given_back) givenBack++;
         }
       }
       const [runStats] = await side.db.query<{
@@ -403,7 +409,7 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
         `chaos figures (${RUNS} runs, ${KILL_SECONDS} s of chaos, ${WEBHOOKS} webhooks, 3 workers × concurrency ${CONCURRENCY}, lease ${LEASE_MS} ms):`,
         `  runs: ${runStats!.total} (${runStats!.distinctN} distinct inputs), completed ${runStats!.completed}, failed after ${3} lost leases ${runStats!.leaseLost}, other failures ${runStats!.otherFailed}, open ${runStats!.open}, missing ${missing!.n}`,
         `  lost leases (reclaims) ${runStats!.lostLeases}; runs retried after a failed attempt ${runStats!.retried}`,
-        `  kills: ${kills.length} SIGKILLs holding ${heldTotal} runs (database clock from each kill): lease expired and run recovered ${recoveries.length}: min ${fmt(Math.min(...recoveries))}, p50 ${fmt(percentile(recoveries, 50))}, max ${fmt(Math.max(...recoveries))}; started by another worker ${reclaims.length}: min ${fmt(Math.min(...reclaims))}, p50 ${fmt(percentile(reclaims, 50))}, p90 ${fmt(percentile(reclaims, 90))}, max ${fmt(Math.max(...reclaims))}`,
+        `  kills: ${kills.length} SIGKILLs holding ${heldTotal} runs (database clock from each kill): lease expired and run recovered ${recoveries.length}: min ${fmt(Math.min(...recoveries))}, p50 ${fmt(percentile(recoveries, 50))}, max ${fmt(Math.max(...recoveries))}; started by another worker ${reclaims.length} (given back by the dying worker itself, no lease to recover: ${givenBack}): min ${fmt(Math.min(...reclaims))}, p50 ${fmt(percentile(reclaims, 50))}, p90 ${fmt(percentile(reclaims, 90))}, max ${fmt(Math.max(...reclaims))}`,
         `  longest time a run stayed running with an expired lease (sampled every ${KILL_EVERY_MS} ms): ${fmt(maxOverdueMs)}`,
         `  steps: ${audit.committedSteps} results committed, committed twice ${audit.committedTwice}, result without its execution ${audit.resultWithoutExecution}, executed after commit ${audit.executedAfterCommit}; executions ${audit.executions}, of which not committed (interrupted before the checkpoint or failed, allowed) ${audit.uncommittedExecutions}`,
         `  webhooks: ${outcomes.filter((o) => o.statuses.at(-1) === 200).length}/${WEBHOOKS} answered 200 in the end, ${redelivered.length} needed a redelivery (${redelivered.reduce((s, o) => s + o.statuses.length - 1, 0)} redeliveries); deliveries recorded ${webhookStats!.deliveries}, runs ${webhookStats!.runs}, completed ${webhookStats!.completed} (handled once: ${webhookStats!.handledOnce}), failed after 3 lost leases ${webhookStats!.leaseLost}, handled twice ${webhookStats!.handledTwice}`,
@@ -439,8 +445,8 @@ describeWithCluster('chaos: SIGKILLed workers, a PostgreSQL restart and a server
       // the chaos did hit runs: kills caught runs in flight and some step executions were interrupted
       expect.soft(kills.length, context).toBeGreaterThan(0);
       expect.soft(reclaims.length, context).toBeGreaterThan(0);
-      // every run a killed worker held came back (unless its in-flight final write landed), after the lease, not 30 s (F6)
-      expect.soft(recoveries.length, context).toBeGreaterThanOrEqual(reclaims.length);
+      // every run a killed worker held came back (unless its in-flight final write or hand-back landed), after the lease, not 30 s (F6)
+      expect.soft(recoveries.length, context).toBeGreaterThanOrEqual(reclaims.length - givenBack);
       expect.soft(Math.max(...recoveries), context).toBeLessThanOrEqual(RECLAIM_BOUND_MS);
       // and no expired lease left unrecovered for long
       expect.soft(maxOverdueMs, context).toBeLessThan(DEFAULT_WORKER.pollMaxIntervalMs * 2);

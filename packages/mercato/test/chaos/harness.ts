@@ -7,7 +7,9 @@
  * - `chaos_step_commits`: a trigger on `steps` copies every committed write of a completed step result (the row exists
  *   only if the engine's transaction committed), with the database clock;
  * - `chaos_claims`: a trigger on `runs` records every new lease owner (each claim), with the database clock;
- * - `chaos_recoveries`: the same trigger records each expired lease recovered by a worker (the run back to `pending`).
+ * - `chaos_recoveries`: the same trigger records each expired lease recovered by a worker (the run back to `pending`);
+ * - `chaos_releases`: and each lease given up by its owner (a hand-back of a run claimed ahead, a final write), with
+ *   the owner that gave it up.
  * The triggers only record; they change nothing the engine reads.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -283,6 +285,8 @@ create table chaos_claims (run_id uuid not null, lease_owner text not null, at t
 create index chaos_claims_run_at on chaos_claims (run_id, at);
 create table chaos_recoveries (run_id uuid not null, at timestamptz not null default clock_timestamp());
 create index chaos_recoveries_run_at on chaos_recoveries (run_id, at);
+create table chaos_releases (run_id uuid not null, lease_owner text not null, at timestamptz not null default clock_timestamp());
+create index chaos_releases_run_at on chaos_releases (run_id, at);
 create function chaos_record_claim() returns trigger language plpgsql as $$
 begin
   if new.lease_owner is not null and new.lease_owner is distinct from old.lease_owner then
@@ -290,6 +294,8 @@ begin
   end if;
   if new.lost_leases > old.lost_leases then
     insert into chaos_recoveries (run_id) values (new.id);
+  elsif new.lease_owner is null and old.lease_owner is not null then
+    insert into chaos_releases (run_id, lease_owner) values (new.id, old.lease_owner);
   end if;
   return null;
 end $$;
