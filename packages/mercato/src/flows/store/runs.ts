@@ -107,7 +107,7 @@ function waitingColumn(ahead: boolean): SQL {
       'null',
       `'rate-limited until ' || ${until} || ' (key ' || to_json(wait->>'key')::text || ')'`,
     )}
-    when wait is not null and available_at > now() and wait->>'reason' = 'concurrency' then ${build(
+    when wait is not null and wait->>'reason' = 'concurrency' then ${build(
       'concurrency',
       until,
       heldBy,
