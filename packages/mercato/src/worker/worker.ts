@@ -19,7 +19,15 @@ import { type EngineDeps, type RunExecution, executeRun } from '../flows/engine.
 import { type CompletionBatcher, completionBatcher } from '../flows/completions.ts';
 import { backoffDelayMs } from '../flows/policy.ts';
 import { type ClaimedRun, heartbeat, msUntilNextDue, recoverExpiredLeases, releaseRuns } from '../flows/store/leases.ts';
-import { type ClaimCursor, START_CURSOR, claimFair, claimGated, skipKey, wakeConcurrencyWaiters } from '../flows/store/claim.ts';
+import {
+  type Backlog,
+  type ClaimCursor,
+  START_CURSOR,
+  claimFair,
+  claimGated,
+  skipKey,
+  wakeConcurrencyWaiters,
+} from '../flows/store/claim.ts';
 import { type FlowShaping, isGated } from '../flows/registry.ts';
 import { CANCEL_CHANNEL, RUNS_CHANNEL } from '../flows/store/runs.ts';
 import type { Logger } from '../logger.ts';
@@ -98,6 +106,11 @@ export class Worker {
   private readonly queue = new Map<string, Queued>();
   /** Moving average of how long a run's flow code held its slot, in ms; null until a run finished. */
   private bodyMsAverage: number | null = null;
+  /**
+   * The recent runs' longest body duration, decaying slowly (1 % per run): what a claim beyond the worker's needs takes
+   * its measure from, so that a few short runs among long ones do not make the long ones look short.
+   */
+  private bodyMsHigh: number | null = null;
   /** Executions whose flow code is still running: what the slots count (an outcome being written does not hold one). */
   private running = 0;
   private readonly exec: Exec;
@@ -356,12 +369,26 @@ export class Worker {
     const rest = want - gated.length;
     if (rest <= 0) return { runs: gated, more };
     const startsNow = Math.max(0, free - gated.length);
-    const fill = Math.max(0, need - gated.length);
+    // a claim beyond its needs (for an announced dispatch) fills up to what the worker needs, or up to all it wants when
+    // even then its slots and queue hold less than PREFETCH_WINDOW_MS of work at the recent longest run (short runs: the
+    // claim is as full as one made for the queue, and the next one comes later)
+    const quick =
+      this.bodyMsHigh !== null && ((this.running + this.queue.size + want) * this.bodyMsHigh) / this.concurrency <= PREFETCH_WINDOW_MS;
+    const fill = Math.max(0, (quick ? want : need) - gated.length);
     // claiming beyond its needs (for an announced dispatch), the worker takes no share from the tenants it has runs of
     // in its queue already: the new dispatch's tenant is served, and a backlog does not grow the queue
     const skip = want > need && this.queue.size > 0 ? [...new Set(Array.from(this.queue.values(), (q) => tenantOf(q.run)))] : [];
-    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, { startsNow, fifo: this.fifo, fill, skip });
+    const fair = await claimFair(this.exec, token, rest, config.leaseDurationMs, this.cursor, {
+      startsNow,
+      fifo: this.fifo,
+      fill,
+      skip,
+      hint: this.beyondShare,
+    });
     this.cursor = fair.cursor;
+    // the tenants that gave more than their share (a backlog) read their range once in the next claim; a claim that
+    // skipped tenants says nothing about them, so it keeps the hint
+    if (skip.length === 0) this.beyondShare = fair.beyond;
     return { runs: gated.length === 0 ? fair.runs : [...gated, ...fair.runs], more: more || fair.more };
   }
 
@@ -381,6 +408,8 @@ export class Worker {
 
   /** Runs executing in this worker per tenant (what startQueued balances). */
   private readonly executing = new Map<string, number>();
+  /** The tenants that gave more than their share in the last claim (claimFair's `beyond`), hinted to the next one. */
+  private beyondShare: Backlog[] = [];
   /**
    * The local queue's run ids per tenant, oldest first (an id whose run left the queue, canceled or handed back, is
    * dropped when met), and how many gated runs wait at its head: what nextQueued picks from without walking the queue.
@@ -439,6 +468,7 @@ export class Worker {
       this.untrack(this.executing, tenant);
       const ms = performance.now() - startedAt;
       this.bodyMsAverage = this.bodyMsAverage === null ? ms : this.bodyMsAverage * 0.9 + ms * 0.1;
+      this.bodyMsHigh = this.bodyMsHigh === null || ms > this.bodyMsHigh ? ms : this.bodyMsHigh * 0.99 + ms * 0.01;
       this.startQueued();
       this.signal(); // a slot is free, or the queue ran down
     });
@@ -480,6 +510,7 @@ export class Worker {
     for (const id of stale.keys()) this.queue.delete(id);
     // the runs are slower than the average said (or a slot is stuck): claim nothing ahead until fast runs bring it down
     this.bodyMsAverage = Math.max(this.bodyMsAverage ?? 0, this.concurrency * PREFETCH_MAX_WAIT_MS);
+    this.bodyMsHigh = Math.max(this.bodyMsHigh ?? 0, this.bodyMsAverage);
     try {
       const released = await releaseRuns(this.exec, stale);
       this.stats.handedBack += released.length;

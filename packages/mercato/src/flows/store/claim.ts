@@ -39,44 +39,93 @@ const FAIR = `status in ('pending','sleeping') and concurrency_key is null and r
 const GATED = `status in ('pending','sleeping') and (concurrency_key is not null or rate_key is not null)`;
 
 /**
- * The walk over the tenants with claimable runs (`pred`: FAIR or GATED) from the cursor ($4, $5), wrapping around once,
- * at most $6 tenants visited, and of those the first $1 that have a due run, with their order `n` in the walk.
+ * The walk over the tenants with claimable runs (`pred`: FAIR or GATED) from the cursor, wrapping around once, at most
+ * `max` tenants visited, and of those the first `limit` that have a due run, with their order `n` in the walk.
+ *
+ * `jump` is a tenant known to have a backlog (the worker's hint: it gave more than its share in the worker's previous
+ * claim), with the priority of its best run then. The walk steps over its range of the index without reading it (every
+ * probe is bounded below or above it) and the tenant joins the claim's tenants last, with that priority's weight. A
+ * probe that lands in a backlog's range reads the index entries of the runs claimed just before (not yet removable)
+ * until it meets a live one, so a walk that landed there read the backlog's busiest pages once more per claim.
  */
 interface WalkParams {
   limit: string;
   app: string;
   shop: string;
   max: string;
+  /** The jumped tenant's app, shop and priority (SQL expressions; the app null for none). */
+  jump?: { app: string; shop: string; priority: string };
 }
 
 function walk(pred: string, p: WalkParams): string {
-  const next = (after: string, wrappedFlag: string) => `(select * from (
-        (select app_handle as a, coalesce(shop, '') as s, ${wrappedFlag} as w from runs
-          where ${pred} and (app_handle, coalesce(shop, '')) > (${after})
-          order by app_handle, coalesce(shop, '') limit 1)
+  const jp = p.jump ?? { app: 'null', shop: 'null', priority: 'null' };
+  const j = { app: `${jp.app}::text`, shop: `${jp.shop}::text`, priority: `${jp.priority}::int` };
+  const key = `(app_handle, coalesce(shop, ''))`;
+  const jumpKey = `(${j.app}, ${j.shop})`;
+  const order = `order by app_handle, coalesce(shop, ''), priority desc nulls last, available_at limit 1`;
+  const cols = (w: string) => `app_handle as a, coalesce(shop, '') as s, ${w} as w, priority as p, available_at as t`;
+  // the next tenant after `after` (its first entry in the index order, priority desc then due time: its best run,
+  // whose priority and due time the walk keeps, so that a tenant whose best run is due needs no second probe), never
+  // inside the jumped tenant's range; when none is left, the first one from the start (the walk wraps, once)
+  const next = (after: { a: string; s: string }, wrappedFlag: string) => {
+    const unwrapped = wrappedFlag === 'false' ? 'true' : `not ${wrappedFlag}`;
+    const X = `(${after.a}, ${after.s})`;
+    const probe = (w: string, where: string) => `(select ${cols(w)} from runs where ${pred} and ${where} ${order})`;
+    // every branch is bounded so that btree stops where it must: a row comparison is used as a bound on its first
+    // column only, so a bound below the jumped tenant is spelled out column by column
+    return `(select * from (
+        ${probe(wrappedFlag, `${after.a} = ${j.app} and app_handle = ${after.a} and coalesce(shop, '') > ${after.s} and coalesce(shop, '') < ${j.shop}`)}
         union all
-        (select app_handle, coalesce(shop, ''), true from runs
-          where ${pred} and ${wrappedFlag === 'false' ? 'true' : `not ${wrappedFlag}`}
-          order by app_handle, coalesce(shop, '') limit 1)
+        ${probe(wrappedFlag, `${after.a} < ${j.app} and app_handle = ${after.a} and coalesce(shop, '') > ${after.s}`)}
+        union all
+        ${probe(wrappedFlag, `${after.a} < ${j.app} and app_handle > ${after.a} and app_handle < ${j.app}`)}
+        union all
+        ${probe(wrappedFlag, `${after.a} < ${j.app} and app_handle = ${j.app} and coalesce(shop, '') < ${j.shop}`)}
+        union all
+        ${probe(wrappedFlag, `(${j.app} is null or ${X} >= ${jumpKey}) and ${key} > ${X}`)}
+        union all
+        ${probe(wrappedFlag, `${X} < ${jumpKey} and ${key} > ${jumpKey}`)}
+        union all
+        ${probe('true', `${unwrapped} and app_handle < ${j.app}`)}
+        union all
+        ${probe('true', `${unwrapped} and app_handle = ${j.app} and coalesce(shop, '') < ${j.shop}`)}
+        union all
+        ${probe('true', `${unwrapped} and ${j.app} is null`)}
+        union all
+        ${probe('true', `${unwrapped} and ${key} > ${jumpKey}`)}
       ) x limit 1)`;
-  return `walk(a, s, w, n) as (
-      select x.a, x.s, x.w, 1 from ${next(`${p.app}::text, ${p.shop}::text`, 'false')} x
+  };
+  return `walk(a, s, w, p, t, n) as (
+      select x.a, x.s, x.w, x.p, x.t, 1 from ${next({ a: `${p.app}::text`, s: `${p.shop}::text` }, 'false')} x
       union all
-      select nx.a, nx.s, nx.w, walk.n + 1 from walk, lateral ${next('walk.a, walk.s', 'walk.w')} nx
+      select nx.a, nx.s, nx.w, nx.p, nx.t, walk.n + 1 from walk, lateral ${next({ a: 'walk.a', s: 'walk.s' }, 'walk.w')} nx
       where walk.n < ${p.max}::int and not (nx.w and (nx.a, nx.s) > (${p.app}::text, ${p.shop}::text))
+    ), found as (
+      select walk.a, walk.s, walk.n, power(2, top.priority / ${PRIORITY_DOUBLING}::float8) as weight from walk, lateral (
+        select * from (
+          (select walk.p as priority where walk.t <= now())
+          union all
+          (select priority from runs
+            where ${pred} and app_handle = walk.a and coalesce(shop, '') = walk.s and available_at <= now()
+            order by priority desc nulls last, available_at limit 1)
+        ) best limit 1) top
+      limit greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
     ), tenants as (
       select a, s, weight, row_number() over (order by n) as ord from (
-        select walk.a, walk.s, walk.n, power(2, top.priority / ${PRIORITY_DOUBLING}::float8) as weight from walk, lateral (
-          select priority from runs
-          where ${pred} and app_handle = walk.a and coalesce(shop, '') = walk.s and available_at <= now()
-          order by priority desc nulls last, available_at limit 1) top
-        limit ${p.limit}::int) found
+        select * from found
+        union all
+        select ${j.app}::text, ${j.shop}::text, 2147483647, power(2, ${j.priority}::int / ${PRIORITY_DOUBLING}::float8)
+        where ${j.app} is not null) x
     ), k as (select count(*)::int as c, sum(weight) as w from tenants),
     walk_end as (
-      select coalesce((select a from tenants where ord = ${p.limit}::int), (select a from walk order by n desc limit 1)) as a,
-        coalesce((select s from tenants where ord = ${p.limit}::int), (select s from walk order by n desc limit 1)) as s,
-        case when (select count(*) from tenants) = ${p.limit}::int then true
-          else coalesce((select max(n) from walk), 0) >= ${p.max}::int end as more
+      select coalesce(last_found.a, last_walked.a) as a, coalesce(last_found.s, last_walked.s) as s,
+        case when (select count(*) from found) = greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
+          then true else coalesce(last_walked.n, 0) >= ${p.max}::int end as more
+      from (select 1) one
+      left join lateral (select a, s from found
+        where (select count(*) from found) = greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
+        order by n desc limit 1) last_found on true
+      left join lateral (select a, s, n from walk order by n desc limit 1) last_walked on true
     )`;
 }
 
@@ -97,26 +146,37 @@ export const PRIORITY_DOUBLING = 25;
  * left as it was). The second pass brings the claim up to `fill` runs at most (default $1): a worker claiming beyond its
  * own needs (to pick up a dispatch just announced) takes the shares, not more of a backlog. The tenants in `skip`
  * (`app || chr(31) || shop`) get no share of the first pass: those the worker has runs of in its queue already, when
- * it claims beyond its needs.
+ * it claims beyond its needs. The tenants in `hint` (same form; backlogs, the worker's previous claim said) read up to
+ * `fill` runs in the first pass (split by weight when several are hinted): the runs beyond their share rank as the
+ * second pass's do, so the claim is the same, but their range of the index is read once. The second pass then serves
+ * only the tenants not hinted; a backlog that was not hinted gets its part of the shortfall there, round-robin with
+ * the hinted ones' extra runs, and is hinted by the next claim.
  */
-function shares(pred: string, columns: string, limit: string, fill = limit, skip = `'{}'`): string {
+function shares(pred: string, columns: string, limit: string, fill = limit, skip = `'{}'`, hint = `'{}'`): string {
   const due = (t: string) => `select ${columns}, priority as priority_, available_at as available_at_ from runs
         where ${pred} and app_handle = ${t}.a and coalesce(shop, '') = ${t}.s and available_at <= now()
         order by priority desc nulls last, available_at`;
+  const rn = `row_number() over (partition by qt.ord order by q.priority_ desc, q.available_at_)`;
   return `with quota as (
-      select t.a, t.s, t.ord,
-        case when t.a || chr(31) || t.s = any(${skip}::text[]) then 0 else greatest(1, ceil(${limit}::int * t.weight / k.w))::int end as share
-      from tenants t cross join k
+      select t.a, t.s, t.ord, q0.base, q0.hinted,
+        case when q0.skipped then 0
+          when q0.hinted then greatest(q0.base, ceil(least(${fill}::int, ${limit}::int) * t.weight
+            / sum(case when q0.hinted then t.weight end) over ()))::int
+          else q0.base end as share
+      from tenants t cross join k, lateral (
+        select t.a || chr(31) || t.s = any(${skip}::text[]) as skipped,
+          t.a || chr(31) || t.s = any(${hint}::text[]) and not t.a || chr(31) || t.s = any(${skip}::text[]) as hinted,
+          greatest(1, ceil(${limit}::int * t.weight / k.w))::int as base) q0
     ), first_pass as (
-      select q.*, qt.ord, row_number() over (partition by qt.ord order by q.priority_ desc, q.available_at_) as rn
+      select q.*, qt.ord, ${rn} as rn, case when ${rn} > qt.base then 2 else 1 end as pass
       from quota qt, lateral (${due('qt')} limit qt.share for update skip locked) q
     ), filled as (
-      select qt.* from quota qt where qt.share = (select count(*) from first_pass f where f.ord = qt.ord)
+      select qt.* from quota qt where not qt.hinted and qt.share = (select count(*) from first_pass f where f.ord = qt.ord)
     ), short as (
-      select greatest(0, least(${fill}::int, ${limit}::int) - (select count(*) from first_pass))::int as n,
+      select greatest(0, least(${fill}::int, ${limit}::int) - (select count(*) from first_pass where pass = 1))::int as n,
         (select count(*) from filled)::int as tenants
     ), second_pass as (
-      select q.*, fq.ord, fq.share + row_number() over (partition by fq.ord order by q.priority_ desc, q.available_at_) as rn
+      select q.*, fq.ord, fq.share + row_number() over (partition by fq.ord order by q.priority_ desc, q.available_at_) as rn, 2 as pass
       from filled fq cross join short, lateral (
         select * from (${due('fq')} offset fq.share limit ceil(short.n::float8 / greatest(short.tenants, 1))::int for update skip locked) x
         where x.id not in (select id from first_pass)) q
@@ -124,7 +184,7 @@ function shares(pred: string, columns: string, limit: string, fill = limit, skip
     )
     select * from (
       select x.*, row_number() over (order by x.pass, x.rn, x.ord) as rank from (
-        select first_pass.*, 1 as pass from first_pass union all select second_pass.*, 2 from second_pass) x) ranked
+        select * from first_pass union all select * from second_pass) x) ranked
     where rank <= ${limit}::int`;
 }
 
@@ -153,11 +213,11 @@ const CLAIM_RETURNING = `r.id, r.app_handle as "appHandle", r.shop, r.flow_name 
 
 const fairClaimStatement = prepared(
   'claim_fair',
-  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6' })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1', '$8', '$9')}),
+  `with recursive ${walk(FAIR, { limit: '$1', app: '$4', shop: '$5', max: '$6', jump: { app: '$11', shop: '$12', priority: '$13' } })}, due as (${shares(FAIR, 'id, started_at is null as fresh', '$1', '$8', '$9', '$10')}),
   upd as (
     update runs r set ${claimSet('due.rank <= $7::int')}
     from due where r.id = due.id and r.id = any(array(select id from due))
-    returning ${CLAIM_RETURNING}
+    returning ${CLAIM_RETURNING}, due.pass = 2 as "beyondShare", r.priority
   )
   select upd.*, walk_end.a as "walkApp", walk_end.s as "walkShop", walk_end.more from walk_end left join upd on true`,
 );
@@ -226,10 +286,22 @@ function strip(rows: ClaimRow[]): ClaimedRun[] {
 /** A tenant as `skip` of claimFair names it (the worker keys its per-tenant bookkeeping the same way). */
 export const skipKey = (appHandle: string, shop: string | null) => `${appHandle}\u001f${shop ?? ''}`;
 
+/** A tenant that gave more than its share in a claim, with the priority of its best run claimed then (claimFair). */
+export interface Backlog {
+  app: string;
+  shop: string;
+  priority: number;
+}
+
 /**
  * Claims up to `limit` due runs of ungated flows, fair to every tenant (above), on the database clock. The first
  * `startsNow` of them (in the walk's order) start at once; the others are claimed ahead (`claimedAhead`). Returns the runs
- * (those starting at once first) and the cursor for the next claim. `fifo` is the claim before fairness (benchmarks only).
+ * (those starting at once first), the cursor for the next claim, and `beyond`: the tenants that gave more than their
+ * share because the others had too few due runs (backlogs), the one that gave the most first. A worker passes those back
+ * as `hint` in its next claim: a hinted tenant's first pass then reads up to the whole claim at once (its runs beyond
+ * its share still rank after every other tenant's share), and the walk steps over the first one's range (`walk`'s
+ * `jump`), so a backlog's range of the index is read once per claim, not three times. `fifo` is the claim before
+ * fairness (benchmarks only).
  */
 export async function claimFair(
   exec: Exec,
@@ -237,11 +309,13 @@ export async function claimFair(
   limit: number,
   leaseMs: number,
   cursor: ClaimCursor,
-  options: { startsNow?: number; fifo?: boolean; fill?: number; skip?: readonly string[] } = {},
-): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean }> {
+  options: { startsNow?: number; fifo?: boolean; fill?: number; skip?: readonly string[]; hint?: readonly Backlog[] } = {},
+): Promise<{ runs: ClaimedRun[]; cursor: ClaimCursor; more: boolean; beyond: Backlog[] }> {
   const startsNow = options.startsNow ?? limit;
   const fill = Math.max(0, Math.min(options.fill ?? limit, limit));
-  const rows = await exec<ClaimRow & WalkEnd>(
+  const hint = options.hint ?? [];
+  const jump = hint[0];
+  const rows = await exec<ClaimRow & WalkEnd & { beyondShare?: boolean | string; priority?: number }>(
     options.fifo
       ? fifoClaimStatement(limit, leaseToken, leaseMs, startsNow)
       : // a named prepared statement: planning the walk and its passes took 3–4 ms, as long as running them (with
@@ -256,11 +330,29 @@ export async function claimFair(
           startsNow,
           fill,
           textArray(options.skip ?? []),
+          textArray(hint.map((h) => skipKey(h.app, h.shop))),
+          jump?.app ?? null,
+          jump?.shop ?? null,
+          jump?.priority ?? null,
         ),
   );
-  if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows) };
+  if (options.fifo) return { cursor, more: rows.length === limit, runs: strip(rows), beyond: [] };
   const end = walkEnd(rows, cursor);
-  return { ...end, runs: strip(rows.filter((r) => r.id !== null)) };
+  const claimed = rows.filter((r) => r.id !== null);
+  // per tenant: its best claimed run's priority, and how many of its runs went beyond its share
+  const tenants = new Map<string, Backlog & { n: number }>();
+  for (const r of claimed) {
+    const key = skipKey(r.appHandle, r.shop);
+    let t = tenants.get(key);
+    if (!t) tenants.set(key, (t = { app: r.appHandle, shop: r.shop ?? '', priority: Number(r.priority ?? 0), n: 0 }));
+    t.priority = Math.max(t.priority, Number(r.priority ?? 0));
+    if (r.beyondShare === true || r.beyondShare === 't') t.n++;
+  }
+  const backlogs = [...tenants.values()]
+    .filter((t) => t.n > 0)
+    .sort((x, y) => y.n - x.n)
+    .map(({ app, shop, priority }) => ({ app, shop, priority }));
+  return { ...end, runs: strip(claimed), beyond: backlogs };
 }
 
 // ------------------------------------------------------------------------------------------------
