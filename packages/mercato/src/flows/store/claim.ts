@@ -63,6 +63,9 @@ function walk(pred: string, p: WalkParams): string {
   const key = `(app_handle, coalesce(shop, ''))`;
   const jumpKey = `(${j.app}, ${j.shop})`;
   const order = `order by app_handle, coalesce(shop, ''), priority desc nulls last, available_at limit 1`;
+  // the tenants the walk finds: the claim's size, less the jumped tenant's place (at least one, so a claim of one run
+  // still serves the walk's tenants before a backlog)
+  const foundLimit = `greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)`;
   const cols = (w: string) => `app_handle as a, coalesce(shop, '') as s, ${w} as w, priority as p, available_at as t`;
   // the next tenant after `after` (its first entry in the index order, priority desc then due time: its best run,
   // whose priority and due time the walk keeps, so that a tenant whose best run is due needs no second probe), never
@@ -109,7 +112,7 @@ function walk(pred: string, p: WalkParams): string {
             where ${pred} and app_handle = walk.a and coalesce(shop, '') = walk.s and available_at <= now()
             order by priority desc nulls last, available_at limit 1)
         ) best limit 1) top
-      limit greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
+      limit ${foundLimit}
     ), tenants as (
       select a, s, weight, row_number() over (order by n) as ord from (
         select * from found
@@ -119,11 +122,9 @@ function walk(pred: string, p: WalkParams): string {
     ), k as (select count(*)::int as c, sum(weight) as w from tenants),
     walk_end as (
       select coalesce(last_found.a, last_walked.a) as a, coalesce(last_found.s, last_walked.s) as s,
-        case when (select count(*) from found) = greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
-          then true else coalesce(last_walked.n, 0) >= ${p.max}::int end as more
+        last_found.a is not null or coalesce(last_walked.n, 0) >= ${p.max}::int as more
       from (select 1) one
-      left join lateral (select a, s from found
-        where (select count(*) from found) = greatest(${p.limit}::int - case when ${j.app} is null then 0 else 1 end, 1)
+      left join lateral (select a, s from found where (select count(*) from found) = ${foundLimit}
         order by n desc limit 1) last_found on true
       left join lateral (select a, s, n from walk order by n desc limit 1) last_walked on true
     )`;
