@@ -342,7 +342,9 @@ function mercato(args: string[], cwd: string, env: NodeJS.ProcessEnv): Proc {
   };
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // 'close', not 'exit': the process can have exited before its last output was read from the pipes (CI of b153d26+1:
+  // `mercato check` exited 0 and its output read as empty)
+  const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
   return {
     child,
     output: () => out,
